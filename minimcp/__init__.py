@@ -1,0 +1,46 @@
+"""minimcp: the Model Context Protocol for plain Python, with threads and blocking calls.
+
+Call a tool from a script::
+
+    import minimcp
+
+    with minimcp.connect(["python", "examples/weather_server.py"]) as client:
+        print(client.call_tool("get_weather", {"city": "Kraków"}).text)
+
+Write a server in one file::
+
+    from minimcp import Server
+
+    server = Server("weather")
+
+    @server.tool()
+    def get_weather(city: str) -> str:
+        '''Get the current weather for a city.'''
+        return f"{city}: sunny"
+
+    server.run()
+
+This module is the table of contents: the names in ``__all__`` are the
+public API. ``minimcp.jsonrpc``, ``minimcp.session`` and
+``minimcp.transports`` are there for people who build on the layers below.
+"""
+
+import logging
+
+__version__ = "0.1.0"
+
+from .errors import ConnectionClosed, MCPError, ProtocolError, RPCError, Timeout, ToolError  # noqa: E402
+from .content import Audio, Image  # noqa: E402
+from .types import PROTOCOL_VERSION  # noqa: E402
+from .server import Context, Server  # noqa: E402
+from .client import Client, connect  # noqa: E402
+
+__all__ = (
+    "connect", "Client", "Server", "Context",
+    "MCPError", "RPCError", "ConnectionClosed", "Timeout", "ToolError", "ProtocolError",
+    "Image", "Audio",
+    "PROTOCOL_VERSION", "__version__",
+)
+
+# A library never configures logging for its host (requests' rule).
+logging.getLogger(__name__).addHandler(logging.NullHandler())

@@ -1,0 +1,80 @@
+"""The exceptions minimcp raises.
+
+Everything derives from :class:`MCPError` and, where one fits, from the
+matching builtin too, so callers may write ``except TimeoutError`` or
+``except minimcp.Timeout`` and both work (the pattern of requests'
+``exceptions.py``).
+
+Blame is part of the type: :class:`RPCError` is what the *peer* answered,
+:class:`ConnectionClosed` is the link going away, :class:`ToolError` is raised
+*by tool authors* to report a failure as a tool result.
+"""
+
+from typing import Any, Optional
+
+
+class MCPError(Exception):
+    """Base class of every exception minimcp raises."""
+
+
+class RPCError(MCPError):
+    """The peer answered a request with a JSON-RPC error.
+
+    Raise it from a handler to send a specific error back::
+
+        raise RPCError(INVALID_PARAMS, "unknown tool: 'nope'")
+    """
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(code, message, data)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def __str__(self) -> str:
+        text = f"[{self.code}] {self.message}"
+        if self.data is not None:
+            text += f" (data: {self.data!r})"
+        return text
+
+    def to_error(self) -> dict:
+        """Return the JSON-RPC ``error`` object for this exception."""
+        error = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+class Timeout(MCPError, TimeoutError):
+    """A request got no answer in time (the peer was sent ``notifications/cancelled``)."""
+
+
+class ConnectionClosed(MCPError, ConnectionError):
+    """The connection ended before the answer came, or was already closed.
+
+    ``exit_code`` and ``stderr_tail`` are set when the peer was a child
+    process, so a crash can be read straight from the exception.
+    """
+
+    def __init__(self, message: str = "the connection is closed",
+                 exit_code: Optional[int] = None, stderr_tail: str = "") -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.stderr_tail = stderr_tail
+
+
+class ProtocolError(MCPError):
+    """The peer broke the protocol (for example, negotiated an unsupported version)."""
+
+
+class ToolError(MCPError):
+    """Raise inside a tool to report a failure the model should see.
+
+    The message becomes an ``isError: true`` tool result; the server lives on::
+
+        @server.tool()
+        def divide(a: float, b: float) -> float:
+            if b == 0:
+                raise ToolError("cannot divide by zero")
+            return a / b
+    """

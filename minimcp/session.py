@@ -1,0 +1,645 @@
+"""The thread engine that client and server share.
+
+A :class:`Session` turns a :class:`~minimcp.transports.Transport` (a duplex
+stream of JSON-RPC messages) into two things:
+
+- an outbound API: ``request(method, params, timeout=...)`` blocks until the
+  peer answers and returns the result (or raises), ``notify(method, params)``
+  sends and forgets;
+- an inbound pump: every request the peer sends runs its handler from
+  ``handlers[method]`` on a worker thread, and the return value goes back as
+  the response.
+
+It is *not* MCP-aware beyond a few utilities every MCP version shares (ping,
+cancellation, progress); it does not assume any handshake happened. Method
+names are strings and params are dicts; ``client.py`` and ``server.py`` sit on
+top and give them meaning.
+
+The threads, each owned and joined by :meth:`Session.close`::
+
+    minimcp-reader-N      loops on transport.read(): a response completes its
+                          pending Future; a request goes to the worker pool; a
+                          notification goes on a queue.Queue. (A stdio server
+                          runs this loop on the main thread: serve_forever().)
+    minimcp-dispatch-N    runs notification callbacks in arrival order (started
+                          on first use); user code never runs on the reader.
+    minimcp-handler-N     a bounded pool running request handlers, so a slow
+                          tool never blocks a ping or a cancel.
+
+Rules of the house: no lock is held while user code runs, a Future completes,
+or I/O happens; when the stream ends every pending request fails at once
+with ConnectionClosed, so no call can hang forever.
+"""
+
+import itertools
+import logging
+import queue
+import sys
+import threading
+import time
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any, Callable, Dict, Optional
+
+from . import jsonrpc
+from .errors import ConnectionClosed, RPCError, Timeout
+from .jsonrpc import ErrorResponse, Malformed, Notification, Request, Response
+
+log = logging.getLogger(__name__)
+
+#: A request handler: gets the request's params (``{}`` when absent) and its
+#: context, returns the result dict or raises (``RPCError`` for a chosen code).
+Handler = Callable[[dict, "RequestContext"], Any]
+ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
+
+_thread_ids = itertools.count(1)
+_event_lock = threading.Lock()
+
+
+def _start_thread(target: Callable, kind: str) -> threading.Thread:
+    # daemon=True is only a safety net (a stuck user handler must not keep
+    # the interpreter alive); the shutdown plan is close() joining each one.
+    thread = threading.Thread(target=target, name=f"minimcp-{kind}-{next(_thread_ids)}", daemon=True)
+    thread.start()
+    return thread
+
+
+def _join(thread: Optional[threading.Thread], timeout: float) -> None:
+    if thread is not None and thread is not threading.current_thread():
+        thread.join(timeout)
+        if thread.is_alive():
+            log.warning("thread %s did not stop within %.1fs", thread.name, timeout)
+
+
+class WorkerPool:
+    """A bounded pool of named worker threads, started on demand.
+
+    ``concurrent.futures.ThreadPoolExecutor`` would do, except that its
+    ``shutdown()`` cannot time out: one handler stuck in user code would hang
+    ``close()`` forever. This one joins with a deadline and logs stragglers.
+    """
+
+    def __init__(self, max_workers: int) -> None:
+        self.max_workers = max_workers
+        self._tasks: "queue.SimpleQueue" = queue.SimpleQueue()
+        self._idle = threading.Semaphore(0)
+        self._threads: list = []
+        self._lock = threading.Lock()
+        self._shutdown = False
+
+    @property
+    def threads(self) -> list:
+        """The worker threads started so far (a copy)."""
+        return list(self._threads)
+
+    def submit(self, fn: Callable, *args: Any) -> None:
+        """Run ``fn(*args)`` on a worker thread."""
+        self._tasks.put((fn, args))
+        if self._idle.acquire(blocking=False):
+            return  # an idle worker will pick it up
+        with self._lock:
+            if not self._shutdown and len(self._threads) < self.max_workers:
+                self._threads.append(_start_thread(self._work, "handler"))
+
+    def _work(self) -> None:
+        get = self._tasks.get
+        while True:
+            task = get()
+            if task is None:
+                return
+            fn, args = task
+            try:
+                fn(*args)
+            except BaseException:  # a worker must survive anything a task does
+                log.exception("unhandled error in a minimcp worker")
+            del task, fn, args
+            self._idle.release()
+
+    def shutdown(self, timeout: float = 5.0) -> None:
+        """Stop every worker after the queued tasks, joining each within ``timeout``."""
+        with self._lock:
+            self._shutdown = True
+            threads, self._threads = self._threads, []
+        for _ in threads:
+            self._tasks.put(None)
+        deadline = time.monotonic() + timeout
+        for thread in threads:
+            _join(thread, max(0.0, deadline - time.monotonic()))
+
+
+class RequestContext:
+    """What a request handler knows about the request it is answering.
+
+    Attributes:
+        session: the :class:`Session` the request came in on.
+        request_id: the JSON-RPC id of the request.
+        method: the request's method name.
+        params: the request's params (``{}`` when it had none).
+        progress_token: ``params._meta.progressToken``, or ``None`` when the
+            caller did not ask for progress.
+    """
+
+    __slots__ = ("session", "request_id", "method", "params", "progress_token", "_cancelled")
+
+    def __init__(self, session: "Session", request: Request) -> None:
+        self.session = session
+        self.request_id = request.id
+        self.method = request.method
+        self.params = params = request.params or {}
+        meta = params.get("_meta")
+        self.progress_token = meta.get("progressToken") if type(meta) is dict else None
+        self._cancelled: Optional[threading.Event] = None  # made on first use: most requests never need it
+
+    @property
+    def cancelled(self) -> threading.Event:
+        """An Event set when the peer cancels this request or the connection ends.
+
+        A long-running handler should check ``ctx.cancelled.is_set()`` (or
+        wait on it) and stop early; its answer is dropped either way.
+        """
+        event = self._cancelled
+        if event is None:
+            with _event_lock:
+                if self._cancelled is None:
+                    self._cancelled = threading.Event()
+                event = self._cancelled
+        return event
+
+    @property
+    def is_cancelled(self) -> bool:
+        """True once the request was cancelled (cheaper than ``cancelled.is_set()``)."""
+        return self._cancelled is not None and self._cancelled.is_set()
+
+    def report_progress(self, progress: float, total: Optional[float] = None,
+                        message: Optional[str] = None) -> None:
+        """Send ``notifications/progress`` for this request, if the caller asked for it.
+
+        ``progress`` must grow with every call (spec basic/utilities/progress).
+        Does nothing when the request carried no ``progressToken``.
+        """
+        if self.progress_token is None or self.is_cancelled:
+            return
+        params: Dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        self.session.notify("notifications/progress", params)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} id={self.request_id!r} method={self.method!r}>"
+
+
+class _Pending:
+    """One outgoing request waiting for its answer."""
+
+    __slots__ = ("method", "future", "on_progress", "last_progress")
+
+    def __init__(self, method: str, on_progress: Optional[ProgressCallback]) -> None:
+        self.method = method
+        self.future: Future = Future()
+        self.on_progress = on_progress
+        self.last_progress: Optional[float] = None
+
+
+class _Batch:
+    """Collects the replies to one incoming JSON-RPC batch, to send them as one array."""
+
+    __slots__ = ("waiting", "replies")
+
+    def __init__(self) -> None:
+        self.waiting: Dict[Any, int] = {}
+        self.replies: list = []
+
+
+def _ping(params: dict, ctx: RequestContext) -> dict:
+    return {}
+
+
+class Session:
+    """One JSON-RPC connection, served by threads.
+
+    Usage (what :class:`minimcp.Client` does under the hood)::
+
+        session = Session(transport, handlers={"roots/list": list_roots})
+        session.start()                    # starts the reader thread
+        result = session.request("tools/list", {}, timeout=10)
+        session.close()                    # joins every thread it started
+
+    Args:
+        transport: the connection to the peer.
+        handlers: method name -> handler for requests the peer sends.
+            ``ping`` is always answered.
+        notification_handlers: method name -> ``callback(params)`` for
+            notifications the peer sends; run in arrival order on one thread.
+        owner: the object that owns this session (a Client, or a server's
+            per-connection state); handlers reach it as ``ctx.session.owner``.
+        context_class: the class of the ``ctx`` handlers get.
+        max_workers: the most request handlers that run at once.
+        timeout: the default seconds ``request()`` waits for an answer.
+        trace: print every message to stderr, ``→`` sent and ``←`` received.
+        name: a label for logs and the trace.
+    """
+
+    def __init__(self, transport: Any, handlers: Optional[Dict[str, Handler]] = None,
+                 notification_handlers: Optional[Dict[str, Callable[[dict], Any]]] = None, *,
+                 owner: Any = None, context_class: type = RequestContext, max_workers: int = 16,
+                 timeout: float = 60.0, trace: bool = False, name: str = "minimcp") -> None:
+        self.transport = transport
+        self.handlers: Dict[str, Handler] = {"ping": _ping}
+        self.handlers.update(handlers or {})
+        self.notification_handlers = dict(notification_handlers or {})
+        self.owner = owner
+        self.context_class = context_class
+        self.timeout = timeout
+        self.trace = trace
+        self.name = name
+        #: JSON-RPC batches are accepted only when this is true (MCP allows
+        #: them in protocol version 2025-03-26 alone; the owner sets it).
+        self.allow_batches = False
+        #: Close (and free the workers) when the peer ends the stream; a
+        #: server serving a connection in the background sets it.
+        self.close_on_eof = False
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._pending: Dict[Any, _Pending] = {}
+        self._in_flight: Dict[Any, RequestContext] = {}
+        self._drained = threading.Condition(self._lock)
+        self._batches: Dict[Any, _Batch] = {}
+        self._workers = WorkerPool(max_workers)
+        self._notes: "Optional[queue.SimpleQueue]" = None
+        self._dispatcher: Optional[threading.Thread] = None
+        self._reader: Optional[threading.Thread] = None
+        self._close_error: Optional[ConnectionClosed] = None
+        self._closing = False
+        self._closed = threading.Event()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._close_error else "open"
+        return (f"<Session {self.name} {state} pending={len(self._pending)} "
+                f"in_flight={len(self._in_flight)} transport={self.transport!r}>")
+
+    # -- the reader ---------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the reader thread (clients; a stdio server calls serve_forever())."""
+        self._reader = _start_thread(self._read_loop, "reader")
+
+    def serve_forever(self, grace: float = 2.0) -> None:
+        """Run the reader loop on this thread until the peer closes the stream.
+
+        Then wait up to ``grace`` seconds for handlers still running, cancel
+        the rest, and close. Like ``socketserver``'s loop, it must not be
+        called from one of the session's own handlers.
+        """
+        self._read_loop()
+        self.close(grace)
+
+    def _read_loop(self) -> None:
+        read = self.transport.read
+        receive = self._receive
+        error: Optional[ConnectionClosed] = None
+        try:
+            while True:
+                message = read()
+                if message is None:
+                    break
+                receive(message)
+        except Exception as exc:  # a transport failing is the end of the stream
+            log.debug("%s: reader stopped: %r", self.name, exc)
+            error = ConnectionClosed(f"the connection failed: {exc}")
+        self._connection_lost(error)
+        if self.close_on_eof:
+            self.close(grace=2.0)
+
+    def _receive(self, message: Any) -> None:
+        if self.trace:
+            self._trace("←", message)
+        kind = type(message)
+        if kind is Request:
+            self._on_request(message)
+        elif kind is Response or kind is ErrorResponse:
+            self._on_response(message)
+        elif kind is Notification:
+            self._on_notification(message)
+        elif kind is Malformed:
+            log.warning("%s: bad message from peer: %s", self.name, message.message)
+            self._reply(message.id, message.error_response())
+        else:
+            self._on_batch(message)
+
+    def _on_request(self, request: Request) -> None:
+        handler = self.handlers.get(request.method)
+        if handler is None:
+            self._reply(request.id, ErrorResponse(
+                request.id, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {request.method}"))
+            return
+        ctx = self.context_class(self, request)
+        with self._lock:
+            duplicate = request.id in self._in_flight
+            if not duplicate:
+                self._in_flight[request.id] = ctx
+        if duplicate:
+            self._reply(request.id, ErrorResponse(
+                request.id, jsonrpc.INVALID_REQUEST, f"Request id {request.id!r} is already in use"))
+            return
+        self._workers.submit(self._run_handler, handler, ctx)
+
+    def _run_handler(self, handler: Handler, ctx: RequestContext) -> None:
+        request_id = ctx.request_id
+        try:
+            result = handler(ctx.params, ctx)
+            reply: Any = Response(request_id, {} if result is None else result)
+        except RPCError as exc:
+            reply = ErrorResponse(request_id, exc.code, exc.message, exc.data)
+        except Exception as exc:
+            log.exception("%s: handler for %r failed", self.name, ctx.method)
+            reply = ErrorResponse(request_id, jsonrpc.INTERNAL_ERROR, f"Internal error: {exc}")
+        with self._lock:
+            self._in_flight.pop(request_id, None)
+            self._drained.notify_all()
+        if ctx.is_cancelled:
+            reply = None  # spec basic/utilities/cancellation: send no response
+        try:
+            self._reply(request_id, reply)
+        except (TypeError, ValueError) as exc:  # the result is not JSON
+            log.error("%s: result of %r cannot be sent: %s", self.name, ctx.method, exc)
+            self._reply(request_id, ErrorResponse(
+                request_id, jsonrpc.INTERNAL_ERROR, f"Internal error: result is not JSON-serialisable: {exc}"))
+        except ConnectionClosed:
+            log.debug("%s: peer gone before the answer to %r", self.name, request_id)
+
+    def _on_response(self, response: Any) -> None:
+        with self._lock:
+            pending = self._pending.pop(response.id, None)
+        if pending is None:
+            # Late answers to cancelled or timed-out requests are normal (spec
+            # basic/utilities/cancellation); anything else is the peer's bug.
+            log.debug("%s: response to unknown request id %r ignored", self.name, response.id)
+        elif type(response) is Response:
+            pending.future.set_result(response.result)
+        else:
+            pending.future.set_exception(RPCError(response.code, response.message, response.data))
+
+    def _on_notification(self, note: Notification) -> None:
+        params = note.params or {}
+        method = note.method
+        if method == "notifications/cancelled":
+            self._on_cancelled(params)
+        elif method == "notifications/progress":
+            self._on_progress(params)
+        handler = self.notification_handlers.get(method)
+        if handler is not None:
+            self._dispatch(handler, params)
+        elif method not in ("notifications/cancelled", "notifications/progress"):
+            log.debug("%s: notification %r ignored", self.name, method)
+
+    def _on_cancelled(self, params: dict) -> None:
+        # Handled on the reader itself, so a cancel is never stuck behind user code.
+        with self._lock:
+            ctx = self._in_flight.get(params.get("requestId"))
+        if ctx is not None:
+            log.debug("%s: request %r cancelled by peer: %s", self.name, ctx.request_id, params.get("reason"))
+            ctx.cancelled.set()
+
+    def _on_progress(self, params: dict) -> None:
+        with self._lock:
+            pending = self._pending.get(params.get("progressToken"))
+        if pending is None:
+            return
+        pending.last_progress = time.monotonic()  # resets the caller's timeout if it allows
+        if pending.on_progress is not None:
+            self._dispatch(pending.on_progress, params.get("progress"), params.get("total"),
+                           params.get("message"))
+
+    def _on_batch(self, messages: list) -> None:
+        if not self.allow_batches:
+            self._reply(None, ErrorResponse(
+                None, jsonrpc.INVALID_REQUEST,
+                "Invalid Request: JSON-RPC batches are allowed only in protocol version 2025-03-26"))
+            return
+        batch = _Batch()
+        for message in messages:
+            if type(message) is Request or type(message) is Malformed:
+                batch.waiting[message.id] = batch.waiting.get(message.id, 0) + 1
+        with self._lock:
+            for request_id in batch.waiting:
+                if request_id is not None:
+                    self._batches[request_id] = batch
+        for message in messages:
+            if type(message) is Request and message.method == "initialize":
+                # spec 2025-03-26 basic/lifecycle: initialize MUST NOT be part of a batch
+                self._reply(message.id, ErrorResponse(
+                    message.id, jsonrpc.INVALID_REQUEST, "Invalid Request: initialize cannot be batched"))
+            elif type(message) is Malformed:
+                self._reply(message.id, message.error_response(), batch)
+            else:
+                self._receive(message)
+
+    # -- replies and the dispatcher -------------------------------------------
+
+    def _reply(self, request_id: Any, reply: Any, batch: Optional[_Batch] = None) -> None:
+        """Send the answer to one incoming request (``None``: the answer is dropped)."""
+        if self._batches or batch is not None:
+            with self._lock:
+                batch = batch or self._batches.get(request_id)
+                if batch is not None:
+                    if reply is not None:
+                        batch.replies.append(reply)
+                    batch.waiting[request_id] -= 1
+                    if batch.waiting[request_id] == 0:
+                        del batch.waiting[request_id]
+                        self._batches.pop(request_id, None)
+                    if batch.waiting:
+                        return
+                    reply = batch.replies or None
+        if reply is not None:
+            self._send(reply)
+
+    def _dispatch(self, callback: Callable, *args: Any) -> None:
+        """Run a notification callback on the dispatcher thread, in arrival order."""
+        with self._lock:
+            if self._notes is None:
+                self._notes = queue.SimpleQueue()
+                self._dispatcher = _start_thread(self._dispatch_loop, "dispatch")
+            notes = self._notes
+        notes.put((callback, args))
+
+    def _dispatch_loop(self) -> None:
+        get = self._notes.get  # type: ignore[union-attr]
+        while True:
+            item = get()
+            if item is None:
+                return
+            callback, args = item
+            try:
+                callback(*args)
+            except Exception:  # a callback cannot kill the loop (websocket-client's rule)
+                log.exception("%s: notification callback %r failed", self.name, callback)
+
+    def _send(self, message: Any) -> None:
+        if self.trace:
+            self._trace("→", message)
+        try:
+            self.transport.write(message)
+        except OSError as exc:
+            raise self._error_for_send(exc) from exc
+
+    def _error_for_send(self, exc: Exception) -> ConnectionClosed:
+        return self._close_error or ConnectionClosed(f"cannot send: the connection is closed ({exc})")
+
+    def _trace(self, arrow: str, message: Any) -> None:
+        try:
+            text = jsonrpc.dumps(message)
+        except (TypeError, ValueError, AttributeError):
+            text = repr(message)
+        sys.stderr.write(f"{self.name} {arrow} {text}\n")
+        sys.stderr.flush()
+
+    # -- the outbound API -----------------------------------------------------
+
+    def request(self, method: str, params: Optional[dict] = None, timeout: Optional[float] = None,
+                on_progress: Optional[ProgressCallback] = None,
+                max_timeout: Optional[float] = None) -> Any:
+        """Send a request and block until its answer comes.
+
+        Args:
+            method: the method name, e.g. ``"tools/call"``.
+            params: the params object.
+            timeout: seconds to wait; ``None`` means the session's default.
+            on_progress: ``callback(progress, total, message)``, called for
+                each ``notifications/progress`` about this request (a
+                ``progressToken`` is added to ``params._meta``).
+            max_timeout: when given, each progress notification restarts the
+                ``timeout`` clock, up to this many seconds in all.
+
+        Returns:
+            The ``result`` of the response.
+
+        Raises:
+            RPCError: the peer answered with an error.
+            Timeout: no answer in time; the peer was sent ``notifications/cancelled``.
+            ConnectionClosed: the connection ended first, or was already closed.
+            KeyboardInterrupt: the request is cancelled at the peer, then re-raised.
+        """
+        pending = _Pending(method, on_progress)
+        with self._lock:
+            if self._close_error is not None or self._closing:
+                raise self._close_error or ConnectionClosed("the session is closed")
+            request_id = next(self._ids)
+            self._pending[request_id] = pending
+        if on_progress is not None or max_timeout is not None:
+            params = dict(params or {})
+            meta = dict(params.get("_meta") or {})
+            meta["progressToken"] = request_id  # our ids are unique, so they make good tokens
+            params["_meta"] = meta
+        try:
+            self._send(Request(request_id, method, params))
+        except BaseException:
+            with self._lock:
+                self._pending.pop(request_id, None)
+            raise
+        return self._wait(request_id, pending, self.timeout if timeout is None else timeout, max_timeout)
+
+    def _wait(self, request_id: int, pending: _Pending, timeout: float, max_timeout: Optional[float]) -> Any:
+        future = pending.future
+        started = deadline = time.monotonic()
+        deadline += timeout
+        try:
+            while True:
+                try:
+                    return future.result(max(0.0, deadline - time.monotonic()))
+                except FutureTimeout:
+                    if max_timeout is None or pending.last_progress is None:
+                        break
+                    extended = min(pending.last_progress + timeout, started + max_timeout)
+                    if extended <= time.monotonic():
+                        break
+                    deadline = extended
+        except KeyboardInterrupt:
+            self._give_up(request_id, pending, "interrupted by the user")
+            raise
+        waited = time.monotonic() - started
+        self._give_up(request_id, pending, f"timed out after {waited:.1f}s")
+        raise Timeout(f"{pending.method} (request {request_id}) got no answer in {waited:.1f}s")
+
+    def _give_up(self, request_id: int, pending: _Pending, reason: str) -> None:
+        with self._lock:
+            still_pending = self._pending.pop(request_id, None) is not None
+        # spec basic/lifecycle "Timeouts": cancel what we stop waiting for;
+        # basic/utilities/cancellation: initialize MUST NOT be cancelled.
+        if still_pending and pending.method != "initialize" and self._close_error is None:
+            try:
+                self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
+            except ConnectionClosed:
+                pass
+
+    def notify(self, method: str, params: Optional[dict] = None) -> None:
+        """Send a notification.
+
+        Raises:
+            ConnectionClosed: the connection is closed.
+        """
+        if self._close_error is not None:
+            raise self._close_error
+        self._send(Notification(method, params))
+
+    # -- the end ----------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """True once the stream has ended or close() was called."""
+        return self._close_error is not None or self._closing
+
+    def _connection_lost(self, error: Optional[ConnectionClosed] = None) -> None:
+        """Fail every pending request at once: the peer can no longer answer."""
+        if error is None:
+            error = ConnectionClosed("the session was closed") if self._closing else self.transport.closed_error()
+        with self._lock:
+            if self._close_error is None:
+                self._close_error = error
+            error = self._close_error
+            pending, self._pending = self._pending, {}
+        for item in pending.values():
+            item.future.set_exception(error)
+
+    def close(self, grace: float = 0.0) -> None:
+        """End the session: stop reading, fail pending requests, join every thread.
+
+        Handlers still running get ``grace`` seconds to finish and send their
+        answers; then their ``ctx.cancelled`` is set. Idempotent, and safe
+        to call from any thread, a handler's included.
+        """
+        with self._lock:
+            first, self._closing = not self._closing, True
+        if not first:
+            if not self._is_own_thread():  # never wait for ourselves: the first closer joins us
+                self._closed.wait(10.0)
+        else:
+            try:
+                self._shut_down(grace)
+            finally:
+                self._closed.set()
+        _join(self._reader, 5.0)
+
+    def _is_own_thread(self) -> bool:
+        current = threading.current_thread()
+        return current is self._reader or current is self._dispatcher or current in self._workers.threads
+
+    def _shut_down(self, grace: float) -> None:
+        deadline = time.monotonic() + grace
+        with self._lock:
+            while self._in_flight and grace > 0 and self._drained.wait(max(0.0, deadline - time.monotonic())):
+                pass
+            in_flight = list(self._in_flight.values())
+        for ctx in in_flight:
+            ctx.cancelled.set()
+        self.transport.close()
+        _join(self._reader, 5.0)
+        self._connection_lost(ConnectionClosed("the session was closed"))
+        with self._lock:
+            notes = self._notes
+        if notes is not None:
+            notes.put(None)
+            _join(self._dispatcher, 5.0)
+        self._workers.shutdown(timeout=5.0)

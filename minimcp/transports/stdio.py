@@ -1,0 +1,300 @@
+"""The stdio transport: newline-delimited JSON-RPC over a pair of byte streams.
+
+Both sides live here (spec basic/transports "stdio"):
+
+- :class:`StdioTransport` frames messages over any binary reader/writer pair;
+  ``StdioTransport.for_current_process()`` is a server's own stdin/stdout.
+- :class:`SubprocessTransport` starts a server as a child process and talks
+  to its stdin/stdout, draining its stderr on a thread.
+
+The wire rule that shapes this module: one JSON message per line, and
+nothing but messages on the server's stdout. A server therefore keeps a
+private duplicate of file descriptor 1 for the wire and points fd 1 and
+``sys.stdout`` at stderr, so a stray ``print()`` (or a C library writing to
+fd 1) cannot corrupt the protocol.
+"""
+
+import collections
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+from typing import IO, Callable, Dict, Optional, Sequence
+
+from .. import jsonrpc
+from ..errors import ConnectionClosed
+from . import Transport
+
+log = logging.getLogger(__name__)
+server_log = logging.getLogger("minimcp.server_stderr")
+
+
+class StdioTransport(Transport):
+    """JSON-RPC messages, one per line, over a binary reader and writer.
+
+    Example (a server's side; ``Server.run()`` does this for you)::
+
+        transport = StdioTransport.for_current_process()
+        message = transport.read()
+
+    Args:
+        reader: where messages come from (read with ``readline()``; no line
+            length cap, so a 20 MB message is fine).
+        writer: where messages go (each line is written and flushed under a lock).
+        skip_non_json: skip lines that are not JSON, warning once, instead of
+            handing them on as parse errors. A client sets it, because some
+            servers print a banner to stdout before they start speaking MCP.
+    """
+
+    def __init__(self, reader: IO[bytes], writer: IO[bytes], *, skip_non_json: bool = False) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._skip_non_json = skip_non_json
+        self._warned = False
+        self._write_lock = threading.Lock()
+        self._closed = False
+        self._restore: Optional[Callable[[], None]] = None
+
+    @classmethod
+    def for_current_process(cls) -> "StdioTransport":
+        """Take over this process's stdin/stdout for the wire.
+
+        The wire gets a private duplicate of fd 1; fd 1 itself and
+        ``sys.stdout`` are pointed at stderr until ``close()`` restores them.
+        """
+        sys.stdout.flush()
+        wire_fd = os.dup(1)
+        os.dup2(2, 1)
+        saved_stdout = sys.stdout
+        sys.stdout = sys.stderr
+        transport = cls(sys.stdin.buffer, open(wire_fd, "wb"))
+
+        def restore() -> None:
+            os.dup2(wire_fd, 1)
+            sys.stdout = saved_stdout
+
+        transport._restore = restore
+        return transport
+
+    def read(self) -> Optional[jsonrpc.Parsed]:
+        """Return the next message, or ``None`` at end of stream."""
+        while True:
+            try:
+                line = self._reader.readline()
+            except (OSError, ValueError):  # the stream was closed under us
+                return None
+            if not line:
+                return None
+            if line.isspace():
+                continue
+            message = jsonrpc.parse(line)
+            if (self._skip_non_json and type(message) is jsonrpc.Malformed
+                    and message.code == jsonrpc.PARSE_ERROR):
+                if not self._warned:
+                    self._warned = True
+                    log.warning("skipping non-JSON output from the server (it should log to stderr): %r",
+                                line[:200])
+                continue
+            return message
+
+    def write(self, message: object) -> None:
+        """Write one message (or a batch) as one line, and flush."""
+        data = jsonrpc.encode(message) + b"\n"  # type: ignore[arg-type]
+        with self._write_lock:
+            if self._closed:
+                raise ConnectionClosed("the stdio stream is closed")
+            self._writer.write(data)
+            self._writer.flush()
+
+    def close(self) -> None:
+        """Stop writing; a server's stdout is restored to what it was."""
+        with self._write_lock:
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                self._writer.flush()
+            except (OSError, ValueError):
+                pass
+            if self._restore is not None:
+                self._restore()
+                try:
+                    self._writer.close()
+                except OSError:
+                    pass
+
+    def __repr__(self) -> str:
+        return f"<StdioTransport {'closed' if self._closed else 'open'}>"
+
+
+class SubprocessTransport(StdioTransport):
+    """Start an MCP server as a child process and talk to it over its stdin/stdout.
+
+    Example::
+
+        transport = SubprocessTransport(["python", "server.py"], env={"DEBUG": "1"})
+
+    Args:
+        command: the program and its arguments.
+        env: variables set over this process's environment (so ``PATH``
+            and friends survive).
+        cwd: the child's working directory.
+        on_stderr: ``callback(line)`` for each line the child writes to
+            stderr; by default each goes to the ``minimcp.server_stderr`` logger.
+        shutdown_timeout: seconds to wait at each step of the shutdown:
+            close stdin, then SIGTERM, then SIGKILL (spec basic/lifecycle "Shutdown").
+
+    Raises:
+        FileNotFoundError: the command does not exist (said at once, not as a hang).
+    """
+
+    def __init__(self, command: Sequence[str], *, env: Optional[Dict[str, str]] = None,
+                 cwd: Optional[str] = None, on_stderr: Optional[Callable[[str], None]] = None,
+                 shutdown_timeout: float = 2.0) -> None:
+        if isinstance(command, str) or not command:
+            raise TypeError("command must be a non-empty list of strings, e.g. ['python', 'server.py']")
+        self.command = [str(part) for part in command]
+        full_env = None
+        if env:
+            full_env = dict(os.environ)
+            full_env.update(env)
+        try:
+            # start_new_session: the child leads its own process group, so
+            # closing takes the server's own children down with it.
+            self.process = subprocess.Popen(
+                self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                env=full_env, cwd=cwd, start_new_session=True)
+        except FileNotFoundError as exc:
+            where = f" in {cwd!r}" if cwd else ""
+            raise FileNotFoundError(
+                f"cannot start the MCP server: {self.command[0]!r} was not found{where} "
+                f"(is it installed and on PATH?)") from exc
+        super().__init__(self.process.stdout, self.process.stdin, skip_non_json=True)  # type: ignore[arg-type]
+        self.shutdown_timeout = shutdown_timeout
+        self._on_stderr = on_stderr
+        self._stderr_tail: "collections.deque[str]" = collections.deque(maxlen=20)
+        self._closing = False
+        self._stderr_thread = threading.Thread(
+            target=self._drain_stderr, name=f"minimcp-stderr-{self.process.pid}", daemon=True)
+        self._stderr_thread.start()
+
+    def _drain_stderr(self) -> None:
+        # Always read stderr to the end: a child blocked on a full pipe would
+        # look like a hang (the lesson of subprocess._readerthread).
+        for raw in iter(self.process.stderr.readline, b""):  # type: ignore[union-attr]
+            line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            self._stderr_tail.append(line)
+            try:
+                if self._on_stderr is not None:
+                    self._on_stderr(line)
+                else:
+                    server_log.info("%s", line)
+            except Exception:
+                log.exception("on_stderr callback failed")
+        self.process.stderr.close()  # type: ignore[union-attr]
+
+    def read(self) -> Optional[jsonrpc.Parsed]:
+        """Return the next message, or ``None`` once the server's stdout closes."""
+        message = super().read()
+        if message is None and not self._closing:
+            # The server went away by itself: wait a moment for its exit code
+            # and last words, so the ConnectionClosed can carry them.
+            try:
+                self.process.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                pass
+            self._stderr_thread.join(1.0)
+        return message
+
+    def closed_error(self) -> ConnectionClosed:
+        """Describe how the server ended: exit code and the tail of its stderr."""
+        code = self.process.poll()
+        tail = "\n".join(self._stderr_tail)
+        if code is None:
+            text = f"the MCP server {self.command[0]!r} closed its stdout"
+        else:
+            text = f"the MCP server {self.command[0]!r} exited with code {code}"
+        if tail:
+            text += "; its last stderr lines:\n" + tail
+        return ConnectionClosed(text, exit_code=code, stderr_tail=tail)
+
+    def close(self) -> None:
+        """Shut the server down: close its stdin, wait, SIGTERM, wait, SIGKILL."""
+        if self._closing:
+            return
+        self._closing = True
+        super().close()
+        try:
+            self.process.stdin.close()  # type: ignore[union-attr]
+        except OSError:
+            pass
+        self._reap()
+        self._stderr_thread.join(self.shutdown_timeout)
+        try:
+            self.process.stdout.close()  # type: ignore[union-attr]
+        except (OSError, ValueError):
+            pass
+
+    def _reap(self) -> None:
+        # A blocking wait() plus a watchdog thread: Popen.wait(timeout) polls
+        # with sleeps of up to 50 ms, which every client exit would pay.
+        done = threading.Event()
+        pgid = self.process.pid
+
+        def escalate() -> None:
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                if done.wait(self.shutdown_timeout):
+                    return
+                log.info("MCP server %s did not exit; sending %s", pgid, sig.name)
+                _kill_group(pgid, sig)
+
+        watchdog = threading.Thread(target=escalate, name=f"minimcp-reaper-{pgid}", daemon=True)
+        watchdog.start()
+        try:
+            self.process.wait()
+        finally:
+            done.set()
+            watchdog.join()
+        _kill_group(pgid, signal.SIGTERM)  # the server's own children, if any outlived it
+
+    def __repr__(self) -> str:
+        state = "running" if self.process.poll() is None else f"exited {self.process.returncode}"
+        return f"<SubprocessTransport {' '.join(self.command)!r} pid={self.process.pid} {state}>"
+
+
+def _kill_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def watch_parent(on_orphaned: Callable[[], None], interval: float = 1.0) -> Callable[[], None]:
+    """Call ``on_orphaned()`` if the parent process dies; return a function that stops watching.
+
+    A server whose client died would usually see stdin EOF, but not if
+    another process holds the pipe open; checking the parent pid closes
+    that gap, so no server is left orphaned.
+    """
+    parent = os.getppid()
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.wait(interval):
+            if os.getppid() != parent:
+                log.info("parent process %d is gone; shutting down", parent)
+                on_orphaned()
+                return
+
+    thread = threading.Thread(target=watch, name="minimcp-parent-watch", daemon=True)
+    thread.start()
+
+    def cancel() -> None:
+        stop.set()
+        if thread is not threading.current_thread():
+            thread.join()
+
+    return cancel
+
