@@ -184,7 +184,7 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, env: Optio
         env: extra environment variables for a stdio server (merged over ours).
         cwd: a stdio server's working directory.
         on_stderr: ``callback(line)`` for a stdio server's stderr lines
-            (default: the ``minimcp.server_stderr`` logger).
+            (default: write them to our ``sys.stderr``).
         timeout: the default seconds each call waits, the handshake included.
         client_info: ``{"name": ..., "version": ...}`` to introduce ourselves.
         trace: print every message to stderr (also ``MINIMCP_TRACE=1``).

@@ -179,6 +179,7 @@ class ServerConnection:
         self.session = Session(transport, self.handlers(), owner=self, context_class=Context,
                                max_workers=server.max_workers, timeout=server.timeout, trace=trace,
                                name=f"server {server.name}")
+        self.session.inline_methods = {"initialize"}
 
     def handlers(self) -> Dict[str, Callable]:
         """The MCP methods this connection answers (``ping`` is the session's own)."""

@@ -260,6 +260,10 @@ class Session:
         #: Close (and free the workers) when the peer ends the stream; a
         #: server serving a connection in the background sets it.
         self.close_on_eof = False
+        #: Methods whose handlers run on the reader itself, in arrival order;
+        #: only for quick, non-blocking ones (a server's ``initialize``, so a
+        #: request pipelined right behind it sees the negotiated version).
+        self.inline_methods: set = set()
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._pending: Dict[Any, _Pending] = {}
@@ -343,7 +347,10 @@ class Session:
             self._reply(request.id, ErrorResponse(
                 request.id, jsonrpc.INVALID_REQUEST, f"Request id {request.id!r} is already in use"))
             return
-        self._workers.submit(self._run_handler, handler, ctx)
+        if request.method in self.inline_methods:
+            self._run_handler(handler, ctx)
+        else:
+            self._workers.submit(self._run_handler, handler, ctx)
 
     def _run_handler(self, handler: Handler, ctx: RequestContext) -> None:
         request_id = ctx.request_id

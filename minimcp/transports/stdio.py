@@ -28,7 +28,6 @@ from ..errors import ConnectionClosed
 from . import Transport
 
 log = logging.getLogger(__name__)
-server_log = logging.getLogger("minimcp.server_stderr")
 
 
 class StdioTransport(Transport):
@@ -142,7 +141,8 @@ class SubprocessTransport(StdioTransport):
             and friends survive).
         cwd: the child's working directory.
         on_stderr: ``callback(line)`` for each line the child writes to
-            stderr; by default each goes to the ``minimcp.server_stderr`` logger.
+            stderr; by default each is written to our own ``sys.stderr``
+            (pass ``on_stderr=logging.getLogger("server").info`` to log them).
         shutdown_timeout: seconds to wait at each step of the shutdown:
             close stdin, then SIGTERM, then SIGKILL (spec basic/lifecycle "Shutdown").
 
@@ -189,8 +189,8 @@ class SubprocessTransport(StdioTransport):
             try:
                 if self._on_stderr is not None:
                     self._on_stderr(line)
-                else:
-                    server_log.info("%s", line)
+                else:  # like the official SDKs: the server's logs show where ours do
+                    sys.stderr.write(line + "\n")
             except Exception:
                 log.exception("on_stderr callback failed")
         self.process.stderr.close()  # type: ignore[union-attr]

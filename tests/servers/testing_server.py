@@ -1,0 +1,88 @@
+"""A stdio server with tools made to test the edges: slow, crashing, printing, huge.
+
+Usage: python testing_server.py [--banner]   (--banner prints a non-JSON line to stdout first)
+"""
+
+import os
+import sys
+import threading
+
+from minimcp import Context, Server, ToolError
+
+server = Server("testing", version="0.0.1")
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Return the text."""
+    return text
+
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@server.tool()
+def wait_for_cancel(seconds: float, ctx: Context) -> str:
+    """Block until cancelled (or `seconds` pass); report which on stderr."""
+    if ctx.cancelled.wait(seconds):
+        print(f"cancelled {ctx.request_id}", file=sys.stderr, flush=True)
+        return "cancelled"
+    return "finished"
+
+
+@server.tool()
+def crash(code: int = 3) -> str:
+    """Exit the whole server process at once, mid-call."""
+    print("about to crash", file=sys.stderr, flush=True)
+    os._exit(code)
+
+
+@server.tool()
+def noisy(text: str) -> str:
+    """print() to stdout (which must not reach the wire) and return the text."""
+    print("this goes to stderr, not the protocol stream")
+    sys.stdout.write("so does this\n")
+    os.write(1, b"and even a raw write to fd 1\n")
+    return text
+
+
+@server.tool()
+def fail(message: str) -> str:
+    """Raise an ordinary exception."""
+    raise RuntimeError(message)
+
+
+@server.tool()
+def refuse(message: str) -> str:
+    """Raise a ToolError."""
+    raise ToolError(message)
+
+
+@server.tool()
+def big(size: int) -> str:
+    """Return a string of `size` characters."""
+    return "x" * size
+
+
+@server.tool()
+def count(n: int, ctx: Context) -> str:
+    """Report progress n times."""
+    for i in range(n):
+        ctx.report_progress(i + 1, total=n, message=f"step {i + 1}")
+    return f"counted {n}"
+
+
+@server.tool()
+def thread_count() -> int:
+    """How many threads the server runs now."""
+    return threading.active_count()
+
+
+if __name__ == "__main__":
+    if "--banner" in sys.argv:
+        sys.stdout.write("Welcome to the testing server!\n")
+        sys.stdout.flush()
+    server.run()

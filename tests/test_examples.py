@@ -1,0 +1,80 @@
+"""Every example runs and prints what it should; the README's code is the examples' code."""
+
+import os
+import re
+import subprocess
+
+import minimcp
+from conftest import EXAMPLES, PY, ROOT, example
+
+
+def run_example(name, **kwargs):
+    return subprocess.run([PY, example(name)], capture_output=True, text=True, encoding="utf-8",
+                          timeout=60, **kwargs)
+
+
+def test_quickstart_lists_tools_and_calls_one():
+    out = run_example("quickstart.py")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "connected to weather (protocol 2025-11-25)",
+        "  tool get_weather: Get the current weather for a city.",
+        "  tool get_forecast: Get a forecast for the next few days.",
+        "Kraków: 22°C, sunny",
+        "None",
+    ]
+
+
+def test_quickstart_with_trace_shows_the_wire():
+    out = run_example("quickstart.py", env=dict(os.environ, MINIMCP_TRACE="1"))
+    assert out.returncode == 0
+    assert 'client → {"jsonrpc":"2.0","id":1,"method":"initialize"' in out.stderr
+    assert 'server weather ← {"jsonrpc":"2.0","id":1,"method":"initialize"' in out.stderr
+    assert "client ← " in out.stderr and "server weather → " in out.stderr
+
+
+def test_raw_protocol_walks_through_the_protocol():
+    out = run_example("raw_protocol.py")
+    assert out.returncode == 0, out.stderr
+    assert "   the server agreed to protocol 2025-11-25" in out.stdout
+    assert "   2 tools: get_weather, get_forecast" in out.stdout
+    assert "   the tool said: Kraków: 22°C, sunny" in out.stdout
+    assert "   error -32601: Method not found: weather/predict_lottery" in out.stdout
+    assert "   the server exited with code 0" in out.stdout
+
+
+def test_weather_server_tools_in_memory():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("weather_server", example("weather_server.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with minimcp.connect("memory", server=module.server) as client:
+        assert client.call_tool("get_weather", {"city": "London", "units": "f"}).text == "London: 57°F, rain"
+        forecast = client.call_tool("get_forecast", {"city": "Tokyo", "days": 2})
+        assert forecast.structured == {"city": "Tokyo", "days": [{"day": 1, "celsius": 27, "sky": "humid"},
+                                                                 {"day": 2, "celsius": 28, "sky": "humid"}]}
+    assert module.get_weather("Kraków") == "Kraków: 22°C, sunny"  # the decorator returned the function
+
+
+def test_readme_opens_with_the_two_commands():
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    first_block = re.search(r"```sh\n(.*?)```", readme, re.S).group(1).splitlines()
+    assert first_block == ["pip install . && python examples/quickstart.py",
+                           "pip install '.[test]' && python -m pytest"]
+    with open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8") as f:
+        assert "pip install --quiet '.[test]'" in f.read()
+
+
+def test_readme_python_snippets_are_copied_from_examples():
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        snippets = re.findall(r"```python\n(.*?)```", f.read(), re.S)
+    sources = ""
+    for name in os.listdir(EXAMPLES):
+        if name.endswith(".py"):
+            with open(os.path.join(EXAMPLES, name), encoding="utf-8") as f:
+                sources += f.read()
+    assert snippets
+    for snippet in snippets:
+        assert snippet in sources, f"README snippet not found in examples/:\n{snippet}"

@@ -1,0 +1,268 @@
+"""The thread engine, both ends in one process over the in-memory transport.
+
+These drive two bare Sessions (no MCP client or server on top), so each
+test is about one mechanism: correlation, errors, cancellation, progress,
+batches, and the end of the stream.
+"""
+
+import os
+import signal
+import threading
+
+import pytest
+
+from minimcp import jsonrpc
+from minimcp.errors import ConnectionClosed, RPCError, Timeout
+from minimcp.session import Session
+from minimcp.transports import memory
+
+
+@pytest.fixture
+def pair():
+    """Two started sessions, ``a`` and ``b``, joined by a memory pipe; closed after."""
+    end_a, end_b = memory.pair()
+    a = Session(end_a, name="a", timeout=5)
+    b = Session(end_b, name="b", timeout=5)
+    a.start()
+    b.start()
+    yield a, b
+    a.close()
+    b.close()
+
+
+def test_requests_go_both_ways(pair):
+    a, b = pair
+    a.handlers["whoami"] = lambda params, ctx: {"me": "a", "got": params}
+    b.handlers["whoami"] = lambda params, ctx: {"me": "b", "got": params}
+    assert a.request("whoami", {"x": 1}) == {"me": "b", "got": {"x": 1}}
+    assert b.request("whoami") == {"me": "a", "got": {}}
+
+
+def test_ping_is_answered_by_both_sides(pair):
+    """spec basic/utilities/ping: the receiver MUST respond promptly with an empty result."""
+    a, b = pair
+    assert a.request("ping") == {} and b.request("ping") == {}
+
+
+def test_errors_come_back_as_rpc_errors_and_the_session_lives_on(pair):
+    a, b = pair
+
+    def refuse(params, ctx):
+        raise RPCError(jsonrpc.INVALID_PARAMS, "bad thing", {"field": "x"})
+
+    b.handlers["refuse"] = refuse
+    b.handlers["crash"] = lambda params, ctx: 1 / 0
+    b.handlers["not_json"] = lambda params, ctx: {"value": object()}
+    b.handlers["nan"] = lambda params, ctx: {"value": float("nan")}
+    with pytest.raises(RPCError) as info:
+        a.request("refuse")
+    assert (info.value.code, info.value.message, info.value.data) == (-32602, "bad thing", {"field": "x"})
+    with pytest.raises(RPCError) as info:
+        a.request("crash")
+    assert info.value.code == jsonrpc.INTERNAL_ERROR and "division by zero" in info.value.message
+    for method in ("not_json", "nan"):
+        with pytest.raises(RPCError) as info:
+            a.request(method)
+        assert info.value.code == jsonrpc.INTERNAL_ERROR
+    with pytest.raises(RPCError) as info:
+        a.request("no/such/method")
+    assert info.value.code == jsonrpc.METHOD_NOT_FOUND
+    assert a.request("ping") == {}
+
+
+def test_a_handler_can_call_back_into_the_peer(pair):
+    """The sampling shape: while answering, a handler asks the other side something."""
+    a, b = pair
+    a.handlers["question"] = lambda params, ctx: {"answer": 42}
+    b.handlers["work"] = lambda params, ctx: {"peer said": ctx.session.request("question")["answer"]}
+    assert a.request("work") == {"peer said": 42}
+
+
+def test_many_handlers_blocked_in_callbacks_do_not_block_the_reader(pair):
+    a, b = pair
+    release = threading.Event()
+    a.handlers["hold"] = lambda params, ctx: {"held": release.wait(10)}
+    b.handlers["ask"] = lambda params, ctx: ctx.session.request("hold")
+    results = []
+    askers = [threading.Thread(target=lambda: results.append(a.request("ask"))) for _ in range(5)]
+    for t in askers:
+        t.start()
+    assert b.request("ping") == {}  # the readers are free while five handlers wait
+    release.set()
+    for t in askers:
+        t.join(10)
+    assert results == [{"held": True}] * 5
+
+
+def test_notifications_run_in_arrival_order(pair):
+    a, b = pair
+    seen = []
+    done = threading.Event()
+
+    def note(params):
+        seen.append(params["n"])
+        if params["n"] == 99:
+            done.set()
+
+    b.notification_handlers["notifications/n"] = note
+    for n in range(100):
+        a.notify("notifications/n", {"n": n})
+    assert done.wait(5)
+    assert seen == list(range(100))
+
+
+def test_progress_reaches_the_callback_and_can_extend_the_timeout(pair):
+    """spec basic/utilities/progress: progressToken in _meta; progress notifications reference it."""
+    a, b = pair
+
+    def slow(params, ctx):
+        for i in range(6):
+            ctx.cancelled.wait(0.15)  # a slow job that keeps reporting
+            ctx.report_progress(i + 1, 6, f"step {i + 1}")
+        return {"done": True, "token": ctx.progress_token}
+
+    b.handlers["slow"] = slow
+    reports = []
+    result = a.request("slow", timeout=0.5, max_timeout=10, on_progress=lambda *r: reports.append(r))
+    assert result["done"] and result["token"] is not None
+    with pytest.raises(Timeout):
+        a.request("slow", timeout=0.5)  # no max_timeout: progress does not extend it
+    a.close()
+    assert reports == [(i, 6, f"step {i}") for i in range(1, 7)]
+
+
+def test_report_progress_without_a_token_sends_nothing(pair):
+    a, b = pair
+    b.handlers["quiet"] = lambda params, ctx: (ctx.report_progress(1, 2), {"token": ctx.progress_token})[1]
+    seen = []
+    a.notification_handlers["notifications/progress"] = seen.append
+    assert a.request("quiet") == {"token": None}
+    a.close()
+    assert seen == []
+
+
+def test_timeout_cancels_at_the_peer_and_the_late_answer_is_dropped(pair):
+    """spec basic/utilities/cancellation: the receiver stops, and sends no response."""
+    a, b = pair
+    started, cancelled = threading.Event(), threading.Event()
+
+    def wait(params, ctx):
+        started.set()
+        if ctx.cancelled.wait(10):
+            cancelled.set()
+        return {"late": True}
+
+    b.handlers["wait"] = wait
+    with pytest.raises(Timeout, match="wait"):
+        a.request("wait", timeout=0.2)
+    assert started.is_set() and cancelled.wait(5)
+    assert a.request("ping") == {}
+
+
+def test_ctrl_c_while_waiting_cancels_at_the_peer(pair):
+    a, b = pair
+    started, cancelled = threading.Event(), threading.Event()
+
+    def wait(params, ctx):
+        started.set()
+        if ctx.cancelled.wait(10):
+            cancelled.set()
+        return {}
+
+    b.handlers["wait"] = wait
+    main = threading.get_ident()
+    interrupter = threading.Thread(target=lambda: started.wait(5) and signal.pthread_kill(main, signal.SIGINT))
+    interrupter.start()
+    with pytest.raises(KeyboardInterrupt):
+        a.request("wait", timeout=10)
+    interrupter.join()
+    assert cancelled.wait(5)
+
+
+def test_end_of_stream_fails_pending_requests_at_once(pair):
+    a, b = pair
+    entered = threading.Event()
+    b.handlers["hang"] = lambda params, ctx: entered.set() or ctx.cancelled.wait(10) and {}
+    failure = []
+    caller = threading.Thread(target=lambda: failure.append(pytest.raises(ConnectionClosed, a.request, "hang")))
+    caller.start()
+    assert entered.wait(5)
+    b.close()  # the peer goes away while a waits
+    caller.join(5)
+    assert not caller.is_alive() and failure
+    with pytest.raises(ConnectionClosed):
+        a.request("ping")
+
+
+def test_close_is_idempotent_and_fails_new_requests(pair):
+    a, _ = pair
+    a.close()
+    a.close()
+    with pytest.raises(ConnectionClosed):
+        a.request("ping")
+    with pytest.raises(ConnectionClosed):
+        a.notify("notifications/anything")
+
+
+def test_duplicate_in_flight_id_is_refused():
+    """spec basic/index: a request id MUST NOT be reused while it is in flight."""
+    end, peer_end = memory.pair()
+    release = threading.Event()
+    session = Session(peer_end)
+    session.handlers["hold"] = lambda params, ctx: {"released": release.wait(5)}
+    session.start()
+    try:
+        end.write(jsonrpc.Request(1, "hold"))
+        end.write(jsonrpc.Request(1, "hold"))
+        first = end.read()
+        assert type(first) is jsonrpc.ErrorResponse and first.code == jsonrpc.INVALID_REQUEST
+        release.set()
+        assert end.read().result == {"released": True}
+    finally:
+        end.close()
+        session.close()
+
+
+def test_batches_are_refused_unless_allowed():
+    """spec 2025-03-26 basic/index: batches MUST be accepted; other versions have none."""
+    end, peer_end = memory.pair()
+    session = Session(peer_end)
+    session.handlers["echo"] = lambda params, ctx: params
+    session.start()
+    try:
+        end.write([jsonrpc.Request(1, "echo", {"n": 1})])
+        refused = end.read()
+        assert type(refused) is jsonrpc.ErrorResponse and refused.code == jsonrpc.INVALID_REQUEST
+        session.allow_batches = True
+        end.write([jsonrpc.Request(1, "echo", {"n": 1}), jsonrpc.Notification("notifications/x"),
+                   jsonrpc.Request(2, "nope"), jsonrpc.Request(3, "echo", {"n": 3})])
+        replies = end.read()
+        assert type(replies) is list
+        assert sorted((r.id, getattr(r, "result", None) or r.code) for r in replies) == [
+            (1, {"n": 1}), (2, jsonrpc.METHOD_NOT_FOUND), (3, {"n": 3})]
+        end.write([jsonrpc.Notification("notifications/only")])  # nothing to answer
+        end.write(jsonrpc.Request(4, "ping"))
+        assert end.read().id == 4
+    finally:
+        end.close()
+        session.close()
+
+
+def test_session_repr_says_what_it_is(pair):
+    a, _ = pair
+    assert "Session a open" in repr(a)
+    a.close()
+    assert "closed" in repr(a)
+
+
+def test_no_thread_survives_close(pair):
+    a, b = pair
+    a.handlers["x"] = lambda params, ctx: {}
+    b.request("x")
+    a.notify("notifications/y")
+    names = {t.name.split("-")[1] for t in threading.enumerate() if t.name.startswith("minimcp-")}
+    assert {"reader", "handler"} <= names
+    a.close()
+    b.close()
+    assert not [t for t in threading.enumerate() if t.name.startswith("minimcp-")]
+    assert os.getpid()  # (the autouse no_leaks fixture checks again after the test)
