@@ -29,16 +29,17 @@ import logging
 
 __version__ = "0.1.0"
 
-from .errors import ConnectionClosed, MCPError, ProtocolError, RPCError, Timeout, ToolError  # noqa: E402
-from .content import Audio, Image  # noqa: E402
+from .errors import (CapabilityError, ConnectionClosed, MCPError, ProtocolError, RPCError,  # noqa: E402
+                     Timeout, ToolError)
+from .content import Audio, EmbeddedResource, Image, Message, ResourceLink  # noqa: E402
 from .types import PROTOCOL_VERSION  # noqa: E402
 from .server import Context, Server  # noqa: E402
 from .client import Client, connect  # noqa: E402
 
 __all__ = (
     "connect", "Client", "Server", "Context",
-    "MCPError", "RPCError", "ConnectionClosed", "Timeout", "ToolError", "ProtocolError",
-    "Image", "Audio",
+    "MCPError", "RPCError", "ConnectionClosed", "Timeout", "ToolError", "ProtocolError", "CapabilityError",
+    "Image", "Audio", "ResourceLink", "EmbeddedResource", "Message",
     "PROTOCOL_VERSION", "__version__",
 )
 

@@ -94,17 +94,135 @@ class Audio(_Binary):
     block_type = "audio"
 
 
+class ResourceLink:
+    """A link to a resource the client may read later (``resource_link``, 2025-06-18+).
+
+    ``return ResourceLink("file:///logs/today.txt", name="today.txt", mime_type="text/plain")``
+    """
+
+    def __init__(self, uri: str, name: str, *, title: Optional[str] = None, description: Optional[str] = None,
+                 mime_type: Optional[str] = None, size: Optional[int] = None) -> None:
+        self.uri, self.name, self.title, self.description = uri, name, title, description
+        self.mime_type, self.size = mime_type, size
+
+    def to_block(self) -> dict:
+        """Return the content block as it goes on the wire."""
+        block = {"type": "resource_link", "uri": self.uri, "name": self.name}
+        for key, value in (("title", self.title), ("description", self.description),
+                           ("mimeType", self.mime_type), ("size", self.size)):
+            if value is not None:
+                block[key] = value
+        return block
+
+    def __repr__(self) -> str:
+        return f"ResourceLink({self.uri!r}, name={self.name!r})"
+
+
+class EmbeddedResource:
+    """A resource's contents inside a result (``type: "resource"``): text or bytes.
+
+    ``return EmbeddedResource("file:///notes.md", "# Notes", mime_type="text/markdown")``
+    """
+
+    def __init__(self, uri: str, data: Union[str, bytes], mime_type: Optional[str] = None) -> None:
+        self.uri, self.data, self.mime_type = uri, data, mime_type
+
+    def to_block(self) -> dict:
+        """Return the content block as it goes on the wire (bytes as a base64 ``blob``)."""
+        return {"type": "resource", "resource": resource_contents(self.uri, self.data, self.mime_type)}
+
+    def __repr__(self) -> str:
+        return f"EmbeddedResource({self.uri!r}, {type(self.data).__name__}, mime_type={self.mime_type!r})"
+
+
+def resource_contents(uri: str, data: Any, mime_type: Optional[str] = None) -> dict:
+    """One entry of ``resources/read``'s ``contents``: ``str`` is text, ``bytes`` a base64 blob,
+    anything else JSON text (``application/json``)."""
+    if isinstance(data, (bytes, bytearray)):
+        return {"uri": uri, "mimeType": mime_type or "application/octet-stream",
+                "blob": base64.b64encode(data).decode("ascii")}
+    if isinstance(data, str):
+        return {"uri": uri, "mimeType": mime_type or "text/plain", "text": data}
+    return {"uri": uri, "mimeType": mime_type or "application/json", "text": to_json_text(jsonable(data))}
+
+
+class Message:
+    """A prompt message: ``Message("Summarise this:")``, ``Message(Image("x.png"))``,
+    ``Message("Sure.", role="assistant")``. Content is a string, a helper, or a block dict."""
+
+    def __init__(self, content: Any, role: str = "user") -> None:
+        if role not in ("user", "assistant"):
+            raise ValueError(f"role must be 'user' or 'assistant', not {role!r}")
+        self.content, self.role = content, role
+
+    def to_dict(self) -> dict:
+        """Return the ``PromptMessage`` as it goes on the wire."""
+        content = self.content
+        if isinstance(content, str):
+            content = {"type": "text", "text": content}
+        elif _is_block(content):
+            content = _block(content)
+        else:
+            raise TypeError(f"a prompt message holds a str or one content block, not {type(content).__name__}")
+        return {"role": self.role, "content": content}
+
+    def __repr__(self) -> str:
+        return f"Message({self.content!r}, role={self.role!r})"
+
+
+_HELPERS = (_Binary, ResourceLink, EmbeddedResource)
+
+
 def _is_block(item: Any) -> bool:
-    return isinstance(item, _Binary) or (type(item) is dict and item.get("type") in CONTENT_TYPES)
+    return isinstance(item, _HELPERS) or (type(item) is dict and item.get("type") in CONTENT_TYPES)
 
 
 def _block(item: Any) -> dict:
-    return item.to_block() if isinstance(item, _Binary) else item
+    return item.to_block() if isinstance(item, _HELPERS) else item
+
+
+def block_for_version(block: dict, version: str) -> dict:
+    """Rewrite a content block a client's protocol version does not know.
+
+    ``audio`` (2025-03-26+) and ``resource_link`` (2025-06-18+) become text
+    blocks that say what was there, so an older client still sees something
+    meaningful instead of a block it must reject; ``_meta`` and
+    ``annotations.lastModified`` (2025-06-18+) are left out.
+    """
+    kind = block.get("type")
+    if kind == "audio" and version < "2025-03-26":
+        return {"type": "text", "text": f"[audio ({block.get('mimeType')}) left out: the client's protocol "
+                                        f"version {version} has no audio content]"}
+    if kind == "resource_link" and version < "2025-06-18":
+        return {"type": "text", "text": f"{block.get('name')}: {block.get('uri')}"}
+    if version < "2025-06-18" and ("_meta" in block or "lastModified" in block.get("annotations", {})):
+        block = {k: v for k, v in block.items() if k != "_meta"}
+        if "annotations" in block:
+            block["annotations"] = {k: v for k, v in block["annotations"].items() if k != "lastModified"}
+    return block
 
 
 def to_json_text(value: Any) -> str:
     """The JSON text copy of structured content (readable: one line, spaces after separators)."""
     return json.dumps(value, ensure_ascii=False)
+
+
+def jsonable(value: Any) -> Any:
+    """Turn dataclasses, Enums, tuples and sets, at any depth, into plain JSON values."""
+    kind = type(value)
+    if kind in (str, int, float, bool) or value is None:
+        return value
+    if kind is dict:
+        return {k: jsonable(v) for k, v in value.items()}
+    if kind in (list, tuple, set, frozenset):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "__dataclass_fields__") and not isinstance(value, type):
+        return {name: jsonable(getattr(value, name)) for name in value.__dataclass_fields__}
+    if hasattr(kind, "__members__") and hasattr(value, "value"):  # an Enum member
+        return jsonable(value.value)
+    if isinstance(value, dict):  # TypedDict instances are dicts; so are OrderedDicts
+        return {k: jsonable(v) for k, v in value.items()}
+    return value  # let json.dumps say what it cannot encode
 
 
 def tool_result(value: Any, output_schema: Optional[dict] = None, wrap: bool = False) -> dict:
@@ -113,33 +231,36 @@ def tool_result(value: Any, output_schema: Optional[dict] = None, wrap: bool = F
     Raises:
         TypeError: the value cannot be sent (say, bytes of an unknown format).
     """
-    if type(value) is str:
+    if output_schema is None:
+        if type(value) is str:
+            return {"content": [{"type": "text", "text": value}], "isError": False}
+        if value is None:
+            return {"content": [], "isError": False}
+        if isinstance(value, _HELPERS):
+            return {"content": [value.to_block()], "isError": False}
+        if isinstance(value, (bytes, bytearray)):
+            mime = sniff_mime_type(value)
+            if mime is None:
+                raise TypeError("the tool returned bytes of an unknown format; "
+                                "return minimcp.Image(data, mime_type=...) or Audio(...)")
+            return {"content": [{"type": mime.split("/")[0], "mimeType": mime,
+                                 "data": base64.b64encode(value).decode("ascii")}], "isError": False}
+        if type(value) is list and value:
+            if all(_is_block(item) for item in value):
+                return {"content": [_block(item) for item in value], "isError": False}
+            if any(isinstance(item, _HELPERS) for item in value):
+                raise TypeError("the tool returned a list mixing Image/Audio/... with other values; "
+                                "wrap text as {'type': 'text', 'text': ...} so every item is a content block")
+    value = jsonable(value)
+    if output_schema is None and type(value) is str:  # an Enum member's value, say
         return {"content": [{"type": "text", "text": value}], "isError": False}
-    if value is None:
-        return {"content": [], "isError": False}
-    if isinstance(value, _Binary):
-        return {"content": [value.to_block()], "isError": False}
-    if isinstance(value, (bytes, bytearray)):
-        mime = sniff_mime_type(value)
-        if mime is None:
-            raise TypeError("the tool returned bytes of an unknown format; "
-                            "return minimcp.Image(data, mime_type=...) or Audio(...)")
-        return {"content": [{"type": mime.split("/")[0], "mimeType": mime,
-                             "data": base64.b64encode(value).decode("ascii")}], "isError": False}
-    if type(value) is list and value and all(_is_block(item) for item in value):
-        return {"content": [_block(item) for item in value], "isError": False}
-    if hasattr(value, "__dataclass_fields__") and not isinstance(value, type):
-        import dataclasses  # loaded already: the tool made a dataclass
-
-        value = dataclasses.asdict(value)
-    if hasattr(value, "value") and hasattr(type(value), "__members__"):  # an Enum member
-        value = value.value
-    structured = {"result": value} if wrap else value
     if output_schema is not None or type(value) is dict:
+        # spec 2025-06-18 server/tools: structured content, plus its JSON as
+        # text for clients that predate structuredContent.
+        structured = {"result": value} if wrap else value
         return {"content": [{"type": "text", "text": to_json_text(value)}],
                 "structuredContent": structured, "isError": False}
-    text = value if type(value) is str else to_json_text(value)
-    return {"content": [{"type": "text", "text": text}], "isError": False}
+    return {"content": [{"type": "text", "text": to_json_text(value)}], "isError": False}
 
 
 def error_result(message: str) -> dict:

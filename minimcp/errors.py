@@ -67,6 +67,13 @@ class ProtocolError(MCPError):
     """The peer broke the protocol (for example, negotiated an unsupported version)."""
 
 
+class CapabilityError(MCPError):
+    """The peer did not declare the capability a call needs (say, ``sampling``).
+
+    Raised before anything is sent, so a tool can catch it and fall back.
+    """
+
+
 class ToolError(MCPError):
     """Raise inside a tool to report a failure the model should see.
 

@@ -146,7 +146,12 @@ class Malformed:
 Message = Union[Request, Notification, Response, ErrorResponse]
 Parsed = Union[Message, Malformed, List[Union[Message, Malformed]]]
 
-_loads = json.loads
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+# json.loads accepts NaN and Infinity by default; JSON (RFC 8259) does not.
+_loads = json.JSONDecoder(parse_constant=_reject_constant).decode
 
 
 def parse(data: Union[bytes, str]) -> Parsed:
@@ -163,6 +168,8 @@ def parse(data: Union[bytes, str]) -> Parsed:
         module does not.
     """
     try:
+        if type(data) is not str:
+            data = data.decode("utf-8")  # MCP is UTF-8 (JSONDecoder.decode wants text)
         value = _loads(data)
     except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
         return Malformed(PARSE_ERROR, f"Parse error: {exc}")
@@ -221,6 +228,14 @@ _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=
 _encode_ascii = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 
 
+def _escape_separators(text: str) -> str:
+    # U+2028/U+2029/U+0085 are line breaks to str.splitlines(); inside JSON
+    # they can only be in strings, where the \u escape means the same.
+    if "\u2028" in text or "\u2029" in text or "\x85" in text:
+        text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085")
+    return text
+
+
 def dumps(message: Union[Message, List[Message], dict]) -> str:
     """Serialise a message (or a batch, or an already-built dict) to one line of JSON.
 
@@ -234,7 +249,7 @@ def dumps(message: Union[Message, List[Message], dict]) -> str:
         obj = message
     else:
         obj = message.to_dict()
-    return _encode(obj)
+    return _escape_separators(_encode(obj))
 
 
 def encode(message: Union[Message, List[Message], dict]) -> bytes:

@@ -142,12 +142,18 @@ def _object_schema(cls: type, fields: list) -> dict:
 
 
 def _plain(value: Any) -> Any:
-    return value.value if isinstance(value, enum.Enum) else value
+    if isinstance(value, enum.Enum):
+        return value.value
+    if type(value) is tuple:
+        return [_plain(v) for v in value]
+    return value
 
 
 def _is_json_value(value: Any) -> bool:
     value = _plain(value)
-    if value is None or type(value) in (str, int, float, bool):
+    if type(value) is float:
+        return value == value and value not in (float("inf"), float("-inf"))  # NaN and infinities are not JSON
+    if value is None or type(value) in (str, int, bool):
         return True
     if type(value) in (list, tuple):
         return all(_is_json_value(v) for v in value)
@@ -161,8 +167,8 @@ def _is_json_value(value: Any) -> bool:
 _SECTION = re.compile(r"^(Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments|Other Parameters|"
                       r"Returns?|Yields?|Raises|Examples?|Notes?|See Also|References|Warnings?)\s*:?\s*$")
 _ARGS_SECTIONS = {"Args", "Arguments", "Parameters", "Params", "Keyword Args", "Keyword Arguments"}
-_GOOGLE_ARG = re.compile(r"^\*{0,2}(\w+)\s*(?:\(([^)]*)\))?\s*:\s*(.*)$")
-_NUMPY_ARG = re.compile(r"^\*{0,2}(\w+)\s*(?::\s*(.*))?$")
+_GOOGLE_ARG = re.compile(r"^\*{0,2}(\w+)(?:\s*\(([^)]*)\))?:\s*(.*)$")  # "name (type): text"
+_NUMPY_ARG = re.compile(r"^\*{0,2}(\w+)\s*(?::\s*(.*))?$")  # "name : type", text on the next lines
 
 
 def _cleandoc(doc: str) -> List[str]:
@@ -367,17 +373,25 @@ def _converter(tp: Any) -> Optional[Callable[[Any], Any]]:
         return _converter(args[0])
     if tp is int:
         return lambda v: int(v) if type(v) is float else v
+    if origin is typing.Literal and all(type(a) is int for a in args):
+        return lambda v: int(v) if type(v) is float else v
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return tp
-    if _is_dataclass(tp):
-        fields = [(name, _converter(hint)) for name, hint, _, _ in _dataclass_fields(tp)]
-        return lambda v: tp(**{n: (c(v[n]) if c else v[n]) for n, c in fields if n in v})
+    if _is_dataclass(tp) or _is_typeddict(tp):
+        hints = typing.get_type_hints(tp, include_extras=True)
+        fields = [(name, _converter(hint)) for name, hint in hints.items()]
+        fields = [(name, convert) for name, convert in fields if convert is not None]
+        make = tp if _is_dataclass(tp) else dict
+        return lambda v: make(**{**v, **{n: c(v[n]) for n, c in fields if n in v}})
     if origin in _UNION_TYPES:
         options = [(a, _converter(a)) for a in args if a is not _NoneType]
         if len(options) == 1 and options[0][1] is not None:
             inner = options[0][1]
             return lambda v: None if v is None else inner(v)
         return None
+    if origin is tuple and args and args[-1] is not Ellipsis:  # tuple[A, B]: one converter per place
+        places = [_converter(a) for a in args]
+        return lambda v: tuple(c(x) if c else x for c, x in zip(places, v))
     if origin in (list, set, frozenset, tuple) and args:
         inner = _converter(args[0])
         make = origin
@@ -469,8 +483,8 @@ class FunctionSchema:
             problem = jsonschema_validate(arguments, self.input_schema, "arguments")
         if problem and problem.startswith("arguments."):
             # "arguments.city: expected ..." reads better as "argument 'city': expected ..."
-            head, _, rest = problem[len("arguments."):].partition(":")
-            problem = f"argument {head!r}:{rest}"
+            head, _, rest = problem[len("arguments."):].partition(": ")
+            problem = f"argument {head!r}: {rest}"
         elif problem and problem.startswith("arguments: unexpected property"):
             problem = (problem.replace("arguments: unexpected property", "unknown argument")
                        + f" (this tool takes: {', '.join(self.input_schema['properties']) or 'no arguments'})")

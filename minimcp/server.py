@@ -1,265 +1,39 @@
-"""The server: register Python functions as MCP tools and serve them.
+"""The server: register Python functions as tools, resources and prompts, and serve them.
 
-:class:`Server` is the registry (what the server offers); each connection
-gets a :class:`ServerConnection` (what that client negotiated) that owns a
-:class:`~minimcp.session.Session` (the threads). The request handlers are
-the ``ServerConnection`` methods named in ``ServerConnection.handlers()``: one
-line per MCP method, so the table of what this server answers is in one place.
+:class:`Server` is the registry (what the server offers, the same for every
+client). Each connection gets a :class:`~minimcp.connection.ServerConnection`
+(what that client negotiated), which owns a :class:`~minimcp.session.Session`
+(the threads) and answers the MCP methods from its ``handlers()`` table.
 
 Protocol versions: the handshake versions 2024-11-05 … 2025-11-25 are
-served. Fields a client's negotiated version does not know are left out of
-what it is sent (tool ``title``/``outputSchema``/``icons``, a result's
-``structuredContent``): see :func:`tool_for_version`.
+served. What a client's negotiated version does not know is left out of
+what it is sent: tool/resource/prompt ``title``, ``icons``,
+``outputSchema`` and ``annotations`` are dropped, a result's
+``structuredContent`` too, and ``audio`` / ``resource_link`` content
+becomes a text block describing it (see :func:`minimcp.content.block_for_version`).
 """
 
-import base64
 import logging
 import os
 import signal
 import threading
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from . import jsonrpc
-from .content import error_result, tool_result
-from .errors import RPCError, ToolError
-from .jsonrpc import INVALID_PARAMS, INVALID_REQUEST
-from .schema import FunctionSchema
-from .session import RequestContext, Session
-from .types import LEGACY_VERSIONS, PROTOCOL_VERSION
+from .connection import Context, LogBridge, ServerConnection
+from .errors import RPCError
+from .jsonrpc import INVALID_PARAMS
+from .prompts import ServerPrompt
+from .resources import ServerResource
+from .tools import ServerTool
+from .types import PROTOCOL_VERSION
 
 log = logging.getLogger(__name__)
 
-MODERN_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-
-#: The first protocol version that knows each tool field (spec schema.ts of each version).
-_TOOL_FIELD_SINCE = {"annotations": "2025-03-26", "title": "2025-06-18", "outputSchema": "2025-06-18",
-                     "_meta": "2025-06-18", "icons": "2025-11-25", "execution": "2025-11-25"}
+__all__ = ["Server", "Context"]
 
 
 def _env_flag(name: str) -> bool:
     return os.environ.get(name, "") not in ("", "0", "false", "no")
-
-
-class Context(RequestContext):
-    """What a tool gets when it declares a ``ctx`` parameter.
-
-    Example::
-
-        @server.tool()
-        def slow_count(n: int, ctx: Context) -> str:
-            for i in range(n):
-                if ctx.cancelled.is_set():
-                    return "stopped early"
-                ctx.report_progress(i + 1, total=n)
-            return "done"
-
-    Besides ``request_id``, ``cancelled`` and ``report_progress()`` (from
-    :class:`~minimcp.session.RequestContext`), it tells what the client
-    negotiated.
-    """
-
-    __slots__ = ()
-
-    @property
-    def connection(self) -> "ServerConnection":
-        """The client connection this request came in on."""
-        return self.session.owner
-
-    @property
-    def protocol_version(self) -> Optional[str]:
-        """The protocol version negotiated with this client."""
-        return self.session.owner.protocol_version
-
-    @property
-    def client_capabilities(self) -> dict:
-        """The capabilities the client declared (``{}`` if none)."""
-        return self.session.owner.client_capabilities
-
-    @property
-    def client_info(self) -> dict:
-        """The client's ``clientInfo`` (name, version), self-reported."""
-        return self.session.owner.client_info
-
-
-class ServerTool:
-    """A registered tool: the function, its definition, and how to call it."""
-
-    def __init__(self, fn: Callable, name: Optional[str] = None, title: Optional[str] = None,
-                 description: Optional[str] = None, annotations: Optional[dict] = None,
-                 icons: Optional[List[dict]] = None, meta: Optional[dict] = None) -> None:
-        self.fn = fn
-        self.name = name or fn.__name__
-        self.schema = FunctionSchema(fn, context_types=(RequestContext,))
-        definition: Dict[str, Any] = {"name": self.name}
-        if title:
-            definition["title"] = title
-        description = description if description is not None else self.schema.description
-        if description:
-            definition["description"] = description
-        definition["inputSchema"] = self.schema.input_schema
-        if self.schema.output_schema is not None:
-            definition["outputSchema"] = self.schema.output_schema
-        if annotations:
-            definition["annotations"] = annotations
-        if icons:
-            definition["icons"] = icons
-        if meta:
-            definition["_meta"] = meta
-        self.definition = definition
-
-    def call(self, arguments: dict, ctx: Context) -> dict:
-        """Validate, call the function, and build the ``CallToolResult``.
-
-        Bad arguments and exceptions in the function become ``isError``
-        results (spec 2025-11-25 server/tools "Error Handling"), so the
-        model can read what went wrong and try again.
-        """
-        problem = self.schema.validate(arguments)
-        if problem:
-            return error_result(f"Invalid arguments for tool {self.name!r}: {problem}")
-        kwargs = self.schema.bind(arguments)
-        if self.schema.context_param:
-            kwargs = dict(kwargs)
-            kwargs[self.schema.context_param] = ctx
-        try:
-            value = self.fn(**kwargs)
-        except ToolError as exc:
-            return error_result(str(exc))
-        except RPCError:
-            raise
-        except Exception as exc:
-            log.exception("tool %r failed", self.name)
-            return error_result(f"Error in tool {self.name!r}: {type(exc).__name__}: {exc}")
-        try:
-            return tool_result(value, self.schema.output_schema, self.schema.wrap_output)
-        except (TypeError, ValueError) as exc:
-            log.error("tool %r returned a value that cannot be sent: %s", self.name, exc)
-            return error_result(f"Error in tool {self.name!r}: {exc}")
-
-    def __repr__(self) -> str:
-        return f"<ServerTool {self.name!r} -> {getattr(self.fn, '__qualname__', self.fn)!r}>"
-
-
-def tool_for_version(definition: dict, version: str) -> dict:
-    """Leave out the tool fields ``version`` does not know (versions compare as dates)."""
-    if version >= "2025-11-25":
-        return definition
-    return {k: v for k, v in definition.items() if _TOOL_FIELD_SINCE.get(k, "") <= version}
-
-
-def paginate(items: list, cursor: Optional[str], page_size: Optional[int]) -> tuple:
-    """Return one page of ``items`` and the ``nextCursor`` (``None`` at the end).
-
-    Cursors are opaque to clients (spec server/utilities/pagination); here
-    they are the base64 of the next offset. A bad one is ``-32602``.
-    """
-    start = 0
-    if cursor is not None:
-        try:
-            start = int(base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii"))
-            if not 0 <= start <= len(items):
-                raise ValueError(start)
-        except (ValueError, TypeError, AttributeError, UnicodeError):
-            raise RPCError(INVALID_PARAMS, f"Invalid cursor: {cursor!r}") from None
-    if page_size is None:
-        return items[start:], None
-    end = start + page_size
-    next_cursor = base64.urlsafe_b64encode(str(end).encode("ascii")).decode("ascii") if end < len(items) else None
-    return items[start:end], next_cursor
-
-
-class ServerConnection:
-    """One client's connection to a :class:`Server`: what it negotiated, and its session."""
-
-    def __init__(self, server: "Server", transport: Any, trace: bool) -> None:
-        self.server = server
-        self.protocol_version: Optional[str] = None
-        self.client_capabilities: dict = {}
-        self.client_info: dict = {}
-        self.session = Session(transport, self.handlers(), owner=self, context_class=Context,
-                               max_workers=server.max_workers, timeout=server.timeout, trace=trace,
-                               name=f"server {server.name}")
-        self.session.inline_methods = {"initialize"}
-
-    def handlers(self) -> Dict[str, Callable]:
-        """The MCP methods this connection answers (``ping`` is the session's own)."""
-        return {
-            "initialize": self.initialize,
-            "tools/list": self._ready(self.list_tools),
-            "tools/call": self._ready(self.call_tool),
-        }
-
-    def _ready(self, handler: Callable) -> Callable:
-        """Guard a handler: legacy requests need the handshake first (spec basic/lifecycle)."""
-
-        def guarded(params: dict, ctx: Context) -> Any:
-            if self.protocol_version is None:
-                meta = params.get("_meta")
-                requested = meta.get(MODERN_VERSION_KEY) if type(meta) is dict else None
-                if requested is not None:
-                    raise RPCError(jsonrpc.UNSUPPORTED_PROTOCOL_VERSION,
-                                   f"Unsupported protocol version: {requested}",
-                                   {"supported": list(LEGACY_VERSIONS), "requested": requested})
-                raise RPCError(INVALID_REQUEST, "Invalid Request: the session is not initialized; "
-                                                "send initialize first")
-            return handler(params, ctx)
-
-        return guarded
-
-    def initialize(self, params: dict, ctx: Context) -> dict:
-        """Negotiate the protocol version (spec basic/lifecycle "Initialization")."""
-        requested = params.get("protocolVersion")
-        if not isinstance(requested, str):
-            raise RPCError(INVALID_PARAMS, 'initialize needs "protocolVersion" (a string)')
-        if self.protocol_version is not None:
-            raise RPCError(INVALID_REQUEST, "Invalid Request: already initialized")
-        # Agree to the client's version if we speak it; else offer our newest.
-        version = requested if requested in LEGACY_VERSIONS else PROTOCOL_VERSION
-        self.client_capabilities = params.get("capabilities") or {}
-        self.client_info = params.get("clientInfo") or {}
-        self.session.allow_batches = version == "2025-03-26"
-        self.protocol_version = version
-        log.debug("client %s initialized with %s", self.client_info.get("name"), version)
-        return self.server.initialize_result(version)
-
-    def list_tools(self, params: dict, ctx: Context) -> dict:
-        """Answer ``tools/list``, one page at a time."""
-        version = self.protocol_version or PROTOCOL_VERSION
-        tools = [tool_for_version(t.definition, version) for t in self.server.tools()]
-        page, next_cursor = paginate(tools, params.get("cursor"), self.server.page_size)
-        result: Dict[str, Any] = {"tools": page}
-        if next_cursor is not None:
-            result["nextCursor"] = next_cursor
-        return result
-
-    def call_tool(self, params: dict, ctx: Context) -> dict:
-        """Answer ``tools/call``: unknown tools are protocol errors, tool failures are results."""
-        name = params.get("name")
-        if not isinstance(name, str):
-            raise RPCError(INVALID_PARAMS, 'tools/call needs "name" (a string)')
-        tool = self.server.get_tool(name)
-        if tool is None:
-            raise RPCError(INVALID_PARAMS, f"Unknown tool: {name!r}")
-        arguments = params.get("arguments")
-        if arguments is None:
-            arguments = {}
-        elif type(arguments) is not dict:
-            raise RPCError(INVALID_PARAMS, 'tools/call "arguments" must be an object')
-        result = tool.call(arguments, ctx)
-        if "structuredContent" in result and (self.protocol_version or PROTOCOL_VERSION) < "2025-06-18":
-            result = {k: v for k, v in result.items() if k != "structuredContent"}
-        return result
-
-    def notify_if_ready(self, method: str, params: Optional[dict] = None) -> None:
-        """Send a notification if the handshake is done and the connection is open."""
-        if self.protocol_version is not None and not self.session.closed:
-            try:
-                self.session.notify(method, params)
-            except Exception as exc:
-                log.debug("could not send %s: %s", method, exc)
-
-    def __repr__(self) -> str:
-        return f"<ServerConnection {self.client_info.get('name')!r} version={self.protocol_version}>"
 
 
 class Server:
@@ -282,49 +56,61 @@ class Server:
         instructions: how to use this server, for the client's model.
         title: a display name (``serverInfo.title``).
         page_size: items per page of list results (``None``: one page).
+        log_level: the level sent to clients before they call
+            ``logging/setLevel`` (``None``, the default: nothing until they ask).
+        log_bridge: forward ``logging`` records made inside handlers to the
+            client (as ``notifications/message``, at the client's level).
         max_workers: the most requests handled at once per connection.
         timeout: seconds the server waits for the client to answer its requests.
         trace: print every message to stderr (also ``MINIMCP_TRACE=1``).
     """
 
     def __init__(self, name: str, version: str = "0.1.0", *, instructions: Optional[str] = None,
-                 title: Optional[str] = None, page_size: Optional[int] = None, max_workers: int = 16,
-                 timeout: float = 60.0, trace: Optional[bool] = None) -> None:
+                 title: Optional[str] = None, page_size: Optional[int] = None, log_level: Optional[str] = None,
+                 log_bridge: bool = True, max_workers: int = 16, timeout: float = 60.0,
+                 trace: Optional[bool] = None) -> None:
         self.name = name
         self.version = version
         self.instructions = instructions
         self.title = title
         self.page_size = page_size
+        self.log_level = log_level
+        self.log_bridge = LogBridge(enabled=log_bridge)
         self.max_workers = max_workers
         self.timeout = timeout
         self.trace = _env_flag("MINIMCP_TRACE") if trace is None else trace
+        #: Called with the ServerConnection when a client says its roots changed.
+        self.on_roots_changed: Optional[Callable[[ServerConnection], None]] = None
         self._tools: Dict[str, ServerTool] = {}
+        self._resources: Dict[str, ServerResource] = {}
+        self._templates: Dict[str, ServerResource] = {}
+        self._prompts: Dict[str, ServerPrompt] = {}
+        self._completers: Dict[Tuple[str, str, str], Callable] = {}
         self._lock = threading.Lock()
         self._connections: List[ServerConnection] = []
 
     def __repr__(self) -> str:
-        return f"<Server {self.name!r} {self.version} tools={len(self._tools)}>"
+        return (f"<Server {self.name!r} {self.version} tools={len(self._tools)} "
+                f"resources={len(self._resources) + len(self._templates)} prompts={len(self._prompts)}>")
 
-    # -- registration -------------------------------------------------------------
+    # -- tools --------------------------------------------------------------------------
 
-    def tool(self, fn: Optional[Callable] = None, *, name: Optional[str] = None, title: Optional[str] = None,
-             description: Optional[str] = None, annotations: Optional[dict] = None,
-             icons: Optional[List[dict]] = None, meta: Optional[dict] = None) -> Any:
+    def tool(self, fn: Optional[Callable] = None, **options: Any) -> Any:
         """Register a function as a tool; works bare (``@server.tool``) or called.
 
         The function is returned unchanged, so it can still be called and
-        tested directly. See :meth:`add_tool` for the arguments.
+        tested directly. ``options`` are those of :meth:`add_tool`.
         """
         def register(func: Callable) -> Callable:
-            self.add_tool(func, name=name, title=title, description=description,
-                          annotations=annotations, icons=icons, meta=meta)
+            self.add_tool(func, **options)
             return func
 
         return register(fn) if fn is not None else register
 
     def add_tool(self, fn: Callable, *, name: Optional[str] = None, title: Optional[str] = None,
                  description: Optional[str] = None, annotations: Optional[dict] = None,
-                 icons: Optional[List[dict]] = None, meta: Optional[dict] = None) -> ServerTool:
+                 icons: Optional[List[dict]] = None, meta: Optional[dict] = None,
+                 input_schema: Optional[dict] = None, output_schema: Optional[dict] = None) -> ServerTool:
         """Register ``fn`` as a tool.
 
         Args:
@@ -336,6 +122,7 @@ class Server:
             annotations: hints such as ``{"readOnlyHint": True}``.
             icons: ``[{"src": "https://...", "mimeType": "image/png"}]``.
             meta: the tool's ``_meta``.
+            input_schema, output_schema: hand-written schemas instead of the derived ones.
 
         Returns:
             The registered tool. Registering while clients are connected
@@ -344,11 +131,11 @@ class Server:
         Raises:
             TypeError: a parameter's type hint has no JSON Schema.
         """
-        tool = ServerTool(fn, name=name, title=title, description=description,
-                          annotations=annotations, icons=icons, meta=meta)
+        tool = ServerTool(fn, name=name, title=title, description=description, annotations=annotations,
+                          icons=icons, meta=meta, input_schema=input_schema, output_schema=output_schema)
         with self._lock:
             self._tools[tool.name] = tool
-        self._tools_changed()
+        self._changed("notifications/tools/list_changed")
         return tool
 
     def remove_tool(self, name: str) -> None:
@@ -359,7 +146,7 @@ class Server:
         """
         with self._lock:
             del self._tools[name]
-        self._tools_changed()
+        self._changed("notifications/tools/list_changed")
 
     def tools(self) -> List[ServerTool]:
         """The registered tools, in registration order."""
@@ -370,33 +157,224 @@ class Server:
         """The tool called ``name``, or ``None``."""
         return self._tools.get(name)
 
-    def _tools_changed(self) -> None:
+    # -- resources ----------------------------------------------------------------------
+
+    def resource(self, uri: str, *, complete: Optional[Dict[str, Callable]] = None, **options: Any) -> Callable:
+        """Register a function as a resource (fixed URI) or a resource template (``{var}`` in it).
+
+        Example::
+
+            @server.resource("users://{user_id}/profile", mime_type="application/json")
+            def profile(user_id: int) -> dict:
+                return {"id": user_id}
+
+        ``complete`` maps a template variable to a completer (see
+        :meth:`completion`); ``options`` are those of :meth:`add_resource`.
+        """
+        def register(func: Callable) -> Callable:
+            self.add_resource(func, uri, **options)
+            for argument, completer in (complete or {}).items():
+                self.add_completer(completer, resource=uri, argument=argument)
+            return func
+
+        return register
+
+    def add_resource(self, fn: Callable, uri: str, *, name: Optional[str] = None, title: Optional[str] = None,
+                     description: Optional[str] = None, mime_type: Optional[str] = None,
+                     icons: Optional[List[dict]] = None, annotations: Optional[dict] = None,
+                     size: Optional[int] = None, meta: Optional[dict] = None) -> ServerResource:
+        """Register ``fn`` to answer ``resources/read`` for ``uri`` (a URI or an RFC 6570 template).
+
+        ``fn`` returns ``str`` (text), ``bytes`` (a blob), or JSON-able data.
+        Registering while clients are connected sends them
+        ``notifications/resources/list_changed``.
+
+        Raises:
+            TypeError: a template variable has no matching parameter.
+        """
+        resource = ServerResource(fn, uri, name=name, title=title, description=description, mime_type=mime_type,
+                                  icons=icons, annotations=annotations, size=size, meta=meta)
+        with self._lock:
+            (self._templates if resource.is_template else self._resources)[uri] = resource
+        self._changed("notifications/resources/list_changed")
+        return resource
+
+    def remove_resource(self, uri: str) -> None:
+        """Unregister a resource or template by its URI.
+
+        Raises:
+            KeyError: there is no such resource.
+        """
+        with self._lock:
+            if self._resources.pop(uri, None) is None:
+                del self._templates[uri]
+        self._changed("notifications/resources/list_changed")
+
+    def resources(self) -> List[ServerResource]:
+        """The fixed-URI resources, in registration order."""
+        with self._lock:
+            return list(self._resources.values())
+
+    def resource_templates(self) -> List[ServerResource]:
+        """The resource templates, in registration order."""
+        with self._lock:
+            return list(self._templates.values())
+
+    def find_resource(self, uri: str) -> Optional[Tuple[ServerResource, Dict[str, str]]]:
+        """The resource that answers ``uri`` and the variables it binds, or ``None``."""
+        fixed = self._resources.get(uri)
+        if fixed is not None:
+            return fixed, {}
+        for template in self.resource_templates():
+            variables = template.match(uri)
+            if variables is not None:
+                return template, variables
+        return None
+
+    def notify_resource_updated(self, uri: str) -> None:
+        """Tell the clients subscribed to ``uri`` that it changed (``notifications/resources/updated``)."""
         for connection in self.connections():
-            connection.notify_if_ready("notifications/tools/list_changed")
+            if uri in connection.subscriptions:
+                connection.notify("notifications/resources/updated", {"uri": uri})
 
-    # -- the handshake -------------------------------------------------------------
+    # -- prompts --------------------------------------------------------------------------
 
-    def capabilities(self) -> dict:
-        """The capabilities this server declares in ``initialize``."""
-        return {"tools": {"listChanged": True}}
+    def prompt(self, fn: Optional[Callable] = None, *, complete: Optional[Dict[str, Callable]] = None,
+               **options: Any) -> Any:
+        """Register a function as a prompt; works bare (``@server.prompt``) or called.
+
+        ``complete`` maps an argument name to a completer (see :meth:`completion`);
+        ``options`` are those of :meth:`add_prompt`.
+        """
+        def register(func: Callable) -> Callable:
+            prompt = self.add_prompt(func, **options)
+            for argument, completer in (complete or {}).items():
+                self.add_completer(completer, prompt=prompt.name, argument=argument)
+            return func
+
+        return register(fn) if fn is not None else register
+
+    def add_prompt(self, fn: Callable, *, name: Optional[str] = None, title: Optional[str] = None,
+                   description: Optional[str] = None, icons: Optional[List[dict]] = None,
+                   meta: Optional[dict] = None) -> ServerPrompt:
+        """Register ``fn`` as a prompt; its parameters are the prompt's arguments.
+
+        ``fn`` returns a string (one user message) or a list of messages
+        (strings, content helpers, :class:`minimcp.Message`, or role/content dicts).
+        """
+        prompt = ServerPrompt(fn, name=name, title=title, description=description, icons=icons, meta=meta)
+        with self._lock:
+            self._prompts[prompt.name] = prompt
+        self._changed("notifications/prompts/list_changed")
+        return prompt
+
+    def remove_prompt(self, name: str) -> None:
+        """Unregister a prompt.
+
+        Raises:
+            KeyError: there is no such prompt.
+        """
+        with self._lock:
+            del self._prompts[name]
+        self._changed("notifications/prompts/list_changed")
+
+    def prompts(self) -> List[ServerPrompt]:
+        """The registered prompts, in registration order."""
+        with self._lock:
+            return list(self._prompts.values())
+
+    def get_prompt(self, name: str) -> Optional[ServerPrompt]:
+        """The prompt called ``name``, or ``None``."""
+        return self._prompts.get(name)
+
+    # -- completion -------------------------------------------------------------------------
+
+    def completion(self, *, prompt: Optional[str] = None, resource: Optional[str] = None,
+                   argument: str) -> Callable:
+        """Register a completer for one prompt argument or resource-template variable.
+
+        Example::
+
+            @server.completion(prompt="forecast", argument="city")
+            def cities(value: str, context: dict) -> list:
+                return [c for c in CITIES if c.startswith(value)]
+
+        The completer gets the partial ``value`` and (if it takes a second
+        parameter) the arguments already chosen (``context.arguments``). It
+        returns a list of strings (at most 100 are sent, with ``total`` and
+        ``hasMore``) or a ready ``{"values": ..., "total": ..., "hasMore": ...}`` dict.
+        """
+        def register(func: Callable) -> Callable:
+            self.add_completer(func, prompt=prompt, resource=resource, argument=argument)
+            return func
+
+        return register
+
+    def add_completer(self, fn: Callable, *, prompt: Optional[str] = None, resource: Optional[str] = None,
+                      argument: str) -> None:
+        """Register ``fn`` as the completer of ``argument`` of a prompt or a resource template."""
+        if (prompt is None) == (resource is None):
+            raise TypeError("name exactly one of prompt= or resource=")
+        key = ("ref/prompt", prompt, argument) if prompt is not None else ("ref/resource", resource, argument)
+        takes_context = getattr(getattr(fn, "__code__", None), "co_argcount", 1) >= 2
+        self._completers[key] = fn if takes_context else (lambda value, context: fn(value))  # type: ignore
+
+    def find_completer(self, ref: dict, argument: str) -> Optional[Callable]:
+        """The completer for a ``completion/complete`` reference and argument.
+
+        Raises:
+            RPCError: ``-32602`` when the reference names no prompt or resource.
+        """
+        kind = ref.get("type")
+        key = ref.get("name") if kind == "ref/prompt" else ref.get("uri")
+        if kind == "ref/prompt" and key not in self._prompts:
+            raise RPCError(INVALID_PARAMS, f"Unknown prompt: {key!r}")
+        if kind == "ref/resource" and key not in self._templates and key not in self._resources:
+            raise RPCError(INVALID_PARAMS, f"Unknown resource or template: {key!r}")
+        if kind not in ("ref/prompt", "ref/resource"):
+            raise RPCError(INVALID_PARAMS, f"Unknown reference type {kind!r}; use ref/prompt or ref/resource")
+        return self._completers.get((kind, key, argument))  # type: ignore[arg-type]
+
+    # -- the handshake -------------------------------------------------------------------------
+
+    def capabilities(self, version: str = PROTOCOL_VERSION) -> dict:
+        """The capabilities this server declares to a client of ``version``.
+
+        Each feature is declared when something is registered for it; a
+        server with nothing yet still declares ``tools`` (to add them later).
+        """
+        caps: Dict[str, Any] = {"logging": {}}
+        if self._prompts:
+            caps["prompts"] = {"listChanged": True}
+        if self._resources or self._templates:
+            caps["resources"] = {"subscribe": True, "listChanged": True}
+        if self._tools or not (self._prompts or self._resources or self._templates):
+            caps["tools"] = {"listChanged": True}
+        if self._completers and version >= "2025-03-26":
+            caps["completions"] = {}
+        return caps
 
     def initialize_result(self, version: str) -> dict:
         """The ``initialize`` result for a client that negotiated ``version``."""
         info: Dict[str, Any] = {"name": self.name, "version": self.version}
         if self.title and version >= "2025-06-18":
             info["title"] = self.title
-        result: Dict[str, Any] = {"protocolVersion": version, "capabilities": self.capabilities(),
+        result: Dict[str, Any] = {"protocolVersion": version, "capabilities": self.capabilities(version),
                                   "serverInfo": info}
         if self.instructions:
             result["instructions"] = self.instructions
         return result
 
-    # -- serving ---------------------------------------------------------------------
+    # -- serving ----------------------------------------------------------------------------------
 
     def connections(self) -> List[ServerConnection]:
         """The connections being served now."""
         with self._lock:
             return [c for c in self._connections if not c.session.closed]
+
+    def _changed(self, method: str) -> None:
+        for connection in self.connections():
+            connection.notify(method)
 
     def serve(self, transport: Any, *, background: bool = True) -> ServerConnection:
         """Serve one connection over ``transport``.
@@ -427,23 +405,21 @@ class Server:
             raise ValueError(f"unknown transport {transport!r}; this version serves 'stdio'")
         from .transports.stdio import StdioTransport, watch_parent
 
-        stdio = StdioTransport.for_current_process()
-        connection = ServerConnection(self, stdio, self.trace)
-        with self._lock:
-            self._connections.append(connection)
         in_main = threading.current_thread() is threading.main_thread()
         previous = signal.signal(signal.SIGTERM, _raise_interrupt) if in_main else None
         stop_watching = watch_parent(lambda: os.kill(os.getpid(), signal.SIGTERM)) if in_main else None
         try:
-            connection.session.serve_forever()
+            self.serve(StdioTransport.for_current_process(), background=False)
         except KeyboardInterrupt:
             log.info("interrupted; shutting down")
-            connection.session.close()
+            for connection in self.connections():
+                connection.session.close()
         finally:
             if stop_watching is not None:
                 stop_watching()
             if in_main:
                 signal.signal(signal.SIGTERM, previous)
+            self.log_bridge.uninstall()
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:

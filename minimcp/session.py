@@ -184,7 +184,7 @@ class RequestContext:
             params["total"] = total
         if message is not None:
             params["message"] = message
-        self.session.notify("notifications/progress", params)
+        self.session.notify("notifications/progress", params, related_to=self.request_id)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} id={self.request_id!r} method={self.method!r}>"
@@ -484,11 +484,14 @@ class Session:
             except Exception:  # a callback cannot kill the loop (websocket-client's rule)
                 log.exception("%s: notification callback %r failed", self.name, callback)
 
-    def _send(self, message: Any) -> None:
+    def _send(self, message: Any, related_to: Any = None) -> None:
         if self.trace:
             self._trace("→", message)
         try:
-            self.transport.write(message)
+            if related_to is None:
+                self.transport.write(message)
+            else:
+                self.transport.write(message, related_to=related_to)
         except OSError as exc:
             raise self._error_for_send(exc) from exc
 
@@ -507,7 +510,7 @@ class Session:
 
     def request(self, method: str, params: Optional[dict] = None, timeout: Optional[float] = None,
                 on_progress: Optional[ProgressCallback] = None,
-                max_timeout: Optional[float] = None) -> Any:
+                max_timeout: Optional[float] = None, related_to: Any = None) -> Any:
         """Send a request and block until its answer comes.
 
         Args:
@@ -519,6 +522,9 @@ class Session:
                 ``progressToken`` is added to ``params._meta``).
             max_timeout: when given, each progress notification restarts the
                 ``timeout`` clock, up to this many seconds in all.
+            related_to: the id of the incoming request this one is part of
+                (a server asking its client something mid-call); a transport
+                that has a stream per request sends it there.
 
         Returns:
             The ``result`` of the response.
@@ -541,31 +547,30 @@ class Session:
             meta["progressToken"] = request_id  # our ids are unique, so they make good tokens
             params["_meta"] = meta
         try:
-            self._send(Request(request_id, method, params))
+            self._send(Request(request_id, method, params), related_to)
+            return self._wait(request_id, pending, self.timeout if timeout is None else timeout, max_timeout)
+        except KeyboardInterrupt:  # anywhere from send to answer: cancel at the peer
+            self._give_up(request_id, pending, "interrupted by the user")
+            raise
         except BaseException:
             with self._lock:
                 self._pending.pop(request_id, None)
             raise
-        return self._wait(request_id, pending, self.timeout if timeout is None else timeout, max_timeout)
 
     def _wait(self, request_id: int, pending: _Pending, timeout: float, max_timeout: Optional[float]) -> Any:
         future = pending.future
         started = deadline = time.monotonic()
         deadline += timeout
-        try:
-            while True:
-                try:
-                    return future.result(max(0.0, deadline - time.monotonic()))
-                except FutureTimeout:
-                    if max_timeout is None or pending.last_progress is None:
-                        break
-                    extended = min(pending.last_progress + timeout, started + max_timeout)
-                    if extended <= time.monotonic():
-                        break
-                    deadline = extended
-        except KeyboardInterrupt:
-            self._give_up(request_id, pending, "interrupted by the user")
-            raise
+        while True:
+            try:
+                return future.result(max(0.0, deadline - time.monotonic()))
+            except FutureTimeout:
+                if max_timeout is None or pending.last_progress is None:
+                    break
+                extended = min(pending.last_progress + timeout, started + max_timeout)
+                if extended <= time.monotonic():
+                    break
+                deadline = extended
         waited = time.monotonic() - started
         self._give_up(request_id, pending, f"timed out after {waited:.1f}s")
         raise Timeout(f"{pending.method} (request {request_id}) got no answer in {waited:.1f}s")
@@ -581,15 +586,15 @@ class Session:
             except ConnectionClosed:
                 pass
 
-    def notify(self, method: str, params: Optional[dict] = None) -> None:
-        """Send a notification.
+    def notify(self, method: str, params: Optional[dict] = None, related_to: Any = None) -> None:
+        """Send a notification (``related_to``: as for :meth:`request`).
 
         Raises:
             ConnectionClosed: the connection is closed.
         """
         if self._close_error is not None:
             raise self._close_error
-        self._send(Notification(method, params))
+        self._send(Notification(method, params), related_to)
 
     # -- the end ----------------------------------------------------------------
 

@@ -74,7 +74,7 @@ def client():
 def test_handshake_results(client):
     assert client.protocol_version == "2025-11-25"
     assert client.server_info == {"name": "test", "version": "9.9"}
-    assert client.server_capabilities == {"tools": {"listChanged": True}}
+    assert client.server_capabilities == {"logging": {}, "tools": {"listChanged": True}}
     assert client.instructions == "Be nice."
     client.ping()
     assert "server='test'" in repr(client) and "open" in repr(client)
@@ -229,7 +229,7 @@ def test_registration_errors_are_clear():
 
 def test_reprs_help_in_a_debugger(client):
     server = make_server()
-    assert repr(server) == "<Server 'test' 9.9 tools=6>"
+    assert repr(server) == "<Server 'test' 9.9 tools=6 resources=0 prompts=0>"
     assert repr(server.get_tool("echo")).startswith("<ServerTool 'echo'")
     tool = client.list_tools()[0]
     assert repr(tool) == "Tool(name='echo', description='Echo the text.')"

@@ -27,8 +27,13 @@ class Transport:
         """Return the next message, or ``None`` once the stream has ended."""
         raise NotImplementedError
 
-    def write(self, message) -> None:
-        """Send one message or a list of messages (a batch). Thread-safe."""
+    def write(self, message, related_to=None) -> None:
+        """Send one message or a list of messages (a batch). Thread-safe.
+
+        ``related_to`` is the id of the incoming request a message belongs
+        to (progress, logs, a server's nested request); transports with a
+        stream per request (Streamable HTTP) send it there, others ignore it.
+        """
         raise NotImplementedError
 
     def close(self) -> None:

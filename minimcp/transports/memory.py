@@ -34,7 +34,7 @@ class MemoryTransport(Transport):
             return None
         return jsonrpc.parse(data)
 
-    def write(self, message: object) -> None:
+    def write(self, message: object, related_to: object = None) -> None:
         """Hand one message (or a batch) to the other end."""
         if self._closed:
             raise ConnectionClosed("the in-memory connection is closed")

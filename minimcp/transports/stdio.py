@@ -98,7 +98,7 @@ class StdioTransport(Transport):
                 continue
             return message
 
-    def write(self, message: object) -> None:
+    def write(self, message: object, related_to: object = None) -> None:
         """Write one message (or a batch) as one line, and flush."""
         data = jsonrpc.encode(message) + b"\n"  # type: ignore[arg-type]
         with self._write_lock:

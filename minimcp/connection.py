@@ -1,0 +1,480 @@
+"""One client's connection to a server: the MCP method table, and the handler's ``ctx``.
+
+:class:`ServerConnection` holds what one client negotiated (protocol
+version, capabilities, log level, subscriptions) and answers its requests;
+``ServerConnection.handlers()`` is the table of every MCP method a minimcp
+server answers. :class:`Context` is what a tool, resource or prompt
+function gets when it declares a ``ctx`` parameter: progress, cancellation,
+logging to the client, and requests to the client (sampling, elicitation,
+roots) that block only the handler's own worker thread.
+"""
+
+import base64
+import logging
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Union
+
+from . import jsonrpc
+from .errors import CapabilityError, RPCError
+from .jsonrpc import INVALID_PARAMS, INVALID_REQUEST
+from .session import RequestContext, Session
+from .types import LEGACY_VERSIONS, PROTOCOL_VERSION
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .server import Server
+
+log = logging.getLogger(__name__)
+
+MODERN_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+
+#: RFC 5424 severities, least severe first (spec server/utilities/logging).
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+_RANK = {level: rank for rank, level in enumerate(LOG_LEVELS)}
+
+
+class Context(RequestContext):
+    """What a tool, resource or prompt function gets when it declares a ``ctx`` parameter.
+
+    Example::
+
+        @server.tool()
+        def summarise(path: str, ctx: Context) -> str:
+            ctx.log("info", f"reading {path}")
+            text = open(path).read()
+            reply = ctx.sample(f"Summarise:\\n{text}", max_tokens=200)
+            return reply["content"]["text"]
+
+    Besides ``request_id``, ``cancelled`` and ``report_progress()`` (see
+    :class:`~minimcp.session.RequestContext`), it tells what the client
+    negotiated and can ask the client for things. Those requests block this
+    handler's worker thread only, never the connection.
+    """
+
+    __slots__ = ()
+
+    @property
+    def connection(self) -> "ServerConnection":
+        """The client connection this request came in on."""
+        return self.session.owner
+
+    @property
+    def protocol_version(self) -> Optional[str]:
+        """The protocol version negotiated with this client."""
+        return self.session.owner.protocol_version
+
+    @property
+    def client_capabilities(self) -> dict:
+        """The capabilities the client declared (``{}`` if none)."""
+        return self.session.owner.client_capabilities
+
+    @property
+    def client_info(self) -> dict:
+        """The client's ``clientInfo`` (name, version), self-reported."""
+        return self.session.owner.client_info
+
+    def log(self, level: str, data: Any, logger: Optional[str] = None) -> None:
+        """Send a log message to the client, if it asked for this level or above.
+
+        Args:
+            level: one of ``debug info notice warning error critical alert emergency``.
+            data: any JSON value: a string, or a dict of details.
+            logger: the name of the part of the server that logs.
+        """
+        self.connection.send_log(level, data, logger, related_to=self.request_id)
+
+    def _require(self, capability: str, what: str, sub: Optional[str] = None) -> None:
+        declared = self.client_capabilities.get(capability)
+        if declared is None or (sub is not None and sub not in declared):
+            name = f"{capability}.{sub}" if sub else capability
+            raise CapabilityError(f"cannot {what}: the client did not declare the {name!r} capability "
+                                  f"(client: {self.client_info.get('name', 'unknown')})")
+
+    def sample(self, messages: Union[str, List[Any]], *, max_tokens: int, system_prompt: Optional[str] = None,
+               temperature: Optional[float] = None, stop_sequences: Optional[List[str]] = None,
+               model_preferences: Optional[dict] = None, include_context: Optional[str] = None,
+               tools: Optional[List[dict]] = None, tool_choice: Optional[dict] = None,
+               metadata: Optional[dict] = None, timeout: Optional[float] = None) -> dict:
+        """Ask the client's LLM for a message (``sampling/createMessage``).
+
+        Args:
+            messages: a string (one user message) or a list of strings and
+                ``{"role": ..., "content": ...}`` dicts.
+            max_tokens: the most tokens to generate (required by the spec).
+            tools, tool_choice: tools the model may call (2025-11-25; the
+                client must declare ``sampling.tools``).
+
+        Returns:
+            The ``CreateMessageResult``: ``role``, ``content``, ``model``, ``stopReason``.
+
+        Raises:
+            CapabilityError: the client did not declare ``sampling``.
+            RPCError: the client refused (a user may decline).
+        """
+        self._require("sampling", "sample")
+        if tools is not None:
+            self._require("sampling", "sample with tools", "tools")
+        items = [messages] if isinstance(messages, str) else messages
+        params: Dict[str, Any] = {
+            "messages": [{"role": "user", "content": {"type": "text", "text": m}} if isinstance(m, str) else m
+                         for m in items],
+            "maxTokens": max_tokens}
+        for key, value in (("systemPrompt", system_prompt), ("temperature", temperature),
+                           ("stopSequences", stop_sequences), ("modelPreferences", model_preferences),
+                           ("includeContext", include_context), ("tools", tools), ("toolChoice", tool_choice),
+                           ("metadata", metadata)):
+            if value is not None:
+                params[key] = value
+        return self.connection.request("sampling/createMessage", params, timeout, self.request_id)
+
+    def elicit(self, message: str, schema: Any, *, timeout: Optional[float] = 600.0) -> dict:
+        """Ask the user to fill in a form (``elicitation/create``, form mode, 2025-06-18+).
+
+        Args:
+            message: what to ask.
+            schema: a flat JSON Schema object (``{"type": "object", "properties": ...}``),
+                or a dataclass / TypedDict whose fields are str, int, float, bool or Literal.
+            timeout: seconds to wait for the person (default ten minutes).
+
+        Returns:
+            The ``ElicitResult``: ``{"action": "accept", "content": {...}}``,
+            or ``action`` ``"decline"`` / ``"cancel"``.
+
+        Raises:
+            CapabilityError: the client did not declare ``elicitation`` (form mode).
+        """
+        self._require("elicitation", "elicit")
+        declared = self.client_capabilities["elicitation"]
+        if declared and "form" not in declared:  # 2025-11-25: {} means form only
+            raise CapabilityError("cannot elicit a form: the client declared elicitation for URLs only")
+        if not isinstance(schema, dict):
+            from .schema import type_schema
+
+            schema = type_schema(schema)
+        return self.connection.request("elicitation/create", {"mode": "form", "message": message,
+                                                              "requestedSchema": schema}
+                                       if (self.protocol_version or "") >= "2025-11-25" else
+                                       {"message": message, "requestedSchema": schema}, timeout, self.request_id)
+
+    def elicit_url(self, message: str, url: str, *, elicitation_id: Optional[str] = None,
+                   timeout: Optional[float] = 600.0) -> dict:
+        """Ask the user to visit a URL (``elicitation/create``, URL mode, 2025-11-25).
+
+        When the out-of-band step is done, call
+        ``ctx.connection.notify_elicitation_complete(elicitation_id)``.
+
+        Returns:
+            The ``ElicitResult``; ``accept`` only means the user agreed to open the URL.
+        """
+        self._require("elicitation", "elicit a URL", "url")
+        if elicitation_id is None:
+            elicitation_id = base64.urlsafe_b64encode(__import__("os").urandom(12)).decode("ascii")
+        return self.connection.request("elicitation/create", {
+            "mode": "url", "message": message, "url": url, "elicitationId": elicitation_id},
+            timeout, self.request_id)
+
+    def list_roots(self, *, timeout: Optional[float] = None) -> List[dict]:
+        """Ask the client for its roots (``roots/list``): ``[{"uri": "file:///...", "name": ...}]``.
+
+        Raises:
+            CapabilityError: the client did not declare ``roots``.
+        """
+        self._require("roots", "list roots")
+        return self.connection.request("roots/list", None, timeout, self.request_id).get("roots", [])
+
+
+class ServerConnection:
+    """One client's connection to a :class:`~minimcp.Server`: what it negotiated, and its session."""
+
+    def __init__(self, server: "Server", transport: Any, trace: bool) -> None:
+        self.server = server
+        self.protocol_version: Optional[str] = None
+        self.client_capabilities: dict = {}
+        self.client_info: dict = {}
+        #: The least severe level the client wants (``logging/setLevel``); None: send nothing.
+        self.log_level: Optional[str] = server.log_level
+        #: Resource URIs this client subscribed to (``resources/subscribe``).
+        self.subscriptions: set = set()
+        self._lock = threading.Lock()
+        self.session = Session(transport, self.handlers(),
+                               {"notifications/roots/list_changed": self._roots_changed},
+                               owner=self, context_class=Context, max_workers=server.max_workers,
+                               timeout=server.timeout, trace=trace, name=f"server {server.name}")
+        self.session.inline_methods = {"initialize"}
+
+    def handlers(self) -> Dict[str, Callable]:
+        """Every MCP request this connection answers (``ping`` is the session's own)."""
+        server = self.server
+        ready = self._ready
+        return {
+            "initialize": self.initialize,
+            "tools/list": ready(self._lister(server.tools, "tools")),
+            "tools/call": ready(self.call_tool),
+            "resources/list": ready(self._lister(server.resources, "resources")),
+            "resources/templates/list": ready(self._lister(server.resource_templates, "resourceTemplates")),
+            "resources/read": ready(self.read_resource),
+            "resources/subscribe": ready(self.subscribe),
+            "resources/unsubscribe": ready(self.unsubscribe),
+            "prompts/list": ready(self._lister(server.prompts, "prompts")),
+            "prompts/get": ready(self.get_prompt),
+            "completion/complete": ready(self.complete),
+            "logging/setLevel": ready(self.set_level),
+        }
+
+    @property
+    def version(self) -> str:
+        """The negotiated protocol version (the newest, before the handshake)."""
+        return self.protocol_version or PROTOCOL_VERSION
+
+    def _ready(self, handler: Callable) -> Callable:
+        """Guard a handler: legacy requests need the handshake first (spec basic/lifecycle)."""
+
+        def guarded(params: dict, ctx: Context) -> Any:
+            if self.protocol_version is None:
+                meta = params.get("_meta")
+                requested = meta.get(MODERN_VERSION_KEY) if type(meta) is dict else None
+                if requested is not None:
+                    raise RPCError(jsonrpc.UNSUPPORTED_PROTOCOL_VERSION,
+                                   f"Unsupported protocol version: {requested}",
+                                   {"supported": list(LEGACY_VERSIONS), "requested": requested})
+                raise RPCError(INVALID_REQUEST, "Invalid Request: the session is not initialized; "
+                                                "send initialize first")
+            return handler(params, ctx)
+
+        return guarded
+
+    def initialize(self, params: dict, ctx: Context) -> dict:
+        """Negotiate the protocol version (spec basic/lifecycle "Initialization")."""
+        requested = params.get("protocolVersion")
+        if not isinstance(requested, str):
+            raise RPCError(INVALID_PARAMS, 'initialize needs "protocolVersion" (a string)')
+        if self.protocol_version is not None:
+            raise RPCError(INVALID_REQUEST, "Invalid Request: already initialized")
+        # Agree to the client's version if we speak it; else offer our newest.
+        version = requested if requested in LEGACY_VERSIONS else PROTOCOL_VERSION
+        self.client_capabilities = params.get("capabilities") or {}
+        self.client_info = params.get("clientInfo") or {}
+        self.session.allow_batches = version == "2025-03-26"
+        self.protocol_version = version
+        log.debug("client %s initialized with %s", self.client_info.get("name"), version)
+        return self.server.initialize_result(version)
+
+    # -- lists, with pagination -----------------------------------------------------
+
+    def _lister(self, items: Callable[[], list], key: str) -> Callable:
+        def list_items(params: dict, ctx: Context) -> dict:
+            version = self.version
+            page, next_cursor = paginate([item.definition_for(version) for item in items()],
+                                         params.get("cursor"), self.server.page_size)
+            result: Dict[str, Any] = {key: page}
+            if next_cursor is not None:
+                result["nextCursor"] = next_cursor
+            return result
+
+        return list_items
+
+    # -- tools, resources, prompts, completion ----------------------------------------
+
+    def call_tool(self, params: dict, ctx: Context) -> dict:
+        """Answer ``tools/call``: an unknown tool is a protocol error, a failing tool a result."""
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise RPCError(INVALID_PARAMS, 'tools/call needs "name" (a string)')
+        tool = self.server.get_tool(name)
+        if tool is None:
+            raise RPCError(INVALID_PARAMS, f"Unknown tool: {name!r}")
+        arguments = params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        elif type(arguments) is not dict:
+            raise RPCError(INVALID_PARAMS, 'tools/call "arguments" must be an object')
+        with self.server.log_bridge.handling(ctx):
+            return tool.call(arguments, ctx, self.version)
+
+    def _resource_uri(self, params: dict) -> str:
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise RPCError(INVALID_PARAMS, 'needs "uri" (a string)')
+        return uri
+
+    def read_resource(self, params: dict, ctx: Context) -> dict:
+        """Answer ``resources/read``; an unknown URI is ``-32002`` (spec server/resources "Error Handling")."""
+        uri = self._resource_uri(params)
+        found = self.server.find_resource(uri)
+        if found is None:
+            raise RPCError(jsonrpc.RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+        resource, variables = found
+        with self.server.log_bridge.handling(ctx):
+            return resource.read(uri, variables, ctx)
+
+    def subscribe(self, params: dict, ctx: Context) -> dict:
+        """Answer ``resources/subscribe``: updates to ``uri`` will be sent to this client."""
+        uri = self._resource_uri(params)
+        if self.server.find_resource(uri) is None:
+            raise RPCError(jsonrpc.RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+        with self._lock:
+            self.subscriptions.add(uri)
+        return {}
+
+    def unsubscribe(self, params: dict, ctx: Context) -> dict:
+        """Answer ``resources/unsubscribe`` (unknown URIs are fine: the goal is reached)."""
+        uri = self._resource_uri(params)
+        with self._lock:
+            self.subscriptions.discard(uri)
+        return {}
+
+    def get_prompt(self, params: dict, ctx: Context) -> dict:
+        """Answer ``prompts/get``: unknown prompts and bad arguments are ``-32602``."""
+        name = params.get("name")
+        prompt = self.server.get_prompt(name) if isinstance(name, str) else None
+        if prompt is None:
+            raise RPCError(INVALID_PARAMS, f"Unknown prompt: {name!r}")
+        arguments = params.get("arguments") or {}
+        if type(arguments) is not dict:
+            raise RPCError(INVALID_PARAMS, 'prompts/get "arguments" must be an object')
+        with self.server.log_bridge.handling(ctx):
+            return prompt.get(arguments, ctx, self.version)
+
+    def complete(self, params: dict, ctx: Context) -> dict:
+        """Answer ``completion/complete`` (spec server/utilities/completion), at most 100 values."""
+        ref = params.get("ref")
+        argument = params.get("argument")
+        if type(ref) is not dict or type(argument) is not dict or not isinstance(argument.get("name"), str):
+            raise RPCError(INVALID_PARAMS, 'completion/complete needs "ref" and "argument": {"name", "value"}')
+        context = (params.get("context") or {}).get("arguments") or {}
+        completer = self.server.find_completer(ref, argument["name"])
+        if completer is None:
+            values: Any = []
+        else:
+            with self.server.log_bridge.handling(ctx):
+                values = completer(str(argument.get("value", "")), context)
+        if type(values) is dict:
+            return {"completion": values}
+        values = [str(v) for v in values]
+        return {"completion": {"values": values[:100], "total": len(values), "hasMore": len(values) > 100}}
+
+    # -- logging --------------------------------------------------------------------
+
+    def set_level(self, params: dict, ctx: Context) -> dict:
+        """Answer ``logging/setLevel``: send log messages at this level and above."""
+        level = params.get("level")
+        if level not in _RANK:
+            raise RPCError(INVALID_PARAMS, f"Unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
+        self.log_level = level
+        return {}
+
+    def send_log(self, level: str, data: Any, logger: Optional[str] = None, related_to: Any = None) -> None:
+        """Send ``notifications/message`` if the client's level lets it through."""
+        if level not in _RANK:
+            raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
+        if self.log_level is None or _RANK[level] < _RANK[self.log_level]:
+            return
+        params: Dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        self.notify("notifications/message", params, related_to)
+
+    # -- talking to the client ---------------------------------------------------------
+
+    def request(self, method: str, params: Optional[dict], timeout: Optional[float], related_to: Any = None) -> Any:
+        """Send a request to the client and wait for its answer (used by ``Context``)."""
+        return self.session.request(method, params, timeout=timeout, related_to=related_to)
+
+    def notify(self, method: str, params: Optional[dict] = None, related_to: Any = None) -> None:
+        """Send a notification if the connection is open (after the handshake, or for a request)."""
+        if self.session.closed or (self.protocol_version is None and related_to is None):
+            return
+        try:
+            self.session.notify(method, params, related_to=related_to)
+        except Exception as exc:  # the client went away: nothing to tell
+            log.debug("could not send %s: %s", method, exc)
+
+    def notify_elicitation_complete(self, elicitation_id: str) -> None:
+        """Tell the client a URL-mode elicitation finished (2025-11-25)."""
+        if self.version >= "2025-11-25":
+            self.notify("notifications/elicitation/complete", {"elicitationId": elicitation_id})
+
+    def _roots_changed(self, params: dict) -> None:
+        if self.server.on_roots_changed is not None:
+            self.server.on_roots_changed(self)
+
+    def __repr__(self) -> str:
+        return f"<ServerConnection {self.client_info.get('name')!r} version={self.protocol_version}>"
+
+
+def paginate(items: list, cursor: Optional[str], page_size: Optional[int]) -> tuple:
+    """Return one page of ``items`` and the ``nextCursor`` (``None`` at the end).
+
+    Cursors are opaque to clients (spec server/utilities/pagination); here
+    they are the base64 of the next offset. A bad one is ``-32602``.
+    """
+    start = 0
+    if cursor is not None:
+        try:
+            start = int(base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii"))
+            if not 0 <= start <= len(items):
+                raise ValueError(start)
+        except (ValueError, TypeError, AttributeError, UnicodeError):
+            raise RPCError(INVALID_PARAMS, f"Invalid cursor: {cursor!r}") from None
+    if page_size is None:
+        return items[start:], None
+    end = start + page_size
+    next_cursor = base64.urlsafe_b64encode(str(end).encode("ascii")).decode("ascii") if end < len(items) else None
+    return items[start:end], next_cursor
+
+
+class LogBridge(logging.Handler):
+    """Forward ``logging`` records made inside a handler to that handler's client.
+
+    While a tool, resource or prompt function runs, its worker thread is
+    mapped to its ``Context``; a record logged on that thread (at a level
+    its logger lets through) becomes ``notifications/message``, if the
+    client asked for that level. minimcp's own records are never forwarded.
+    """
+
+    def __init__(self, enabled: bool = True) -> None:
+        super().__init__()
+        self.enabled = enabled
+        self._contexts: Dict[int, Context] = {}
+        self._installed = False
+
+    def handling(self, ctx: Context) -> "_Handling":
+        """A context manager mapping this thread to ``ctx`` while user code runs."""
+        return _Handling(self, ctx)
+
+    def _enter(self, ctx: Context) -> None:
+        if not self._installed:
+            self._installed = True
+            logging.getLogger().addHandler(self)
+        self._contexts[threading.get_ident()] = ctx
+
+    def uninstall(self) -> None:
+        """Stop forwarding (removes the handler from the root logger)."""
+        logging.getLogger().removeHandler(self)
+        self._installed = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Send the record to the client of the request this thread serves, if any."""
+        ctx = self._contexts.get(threading.get_ident())
+        if ctx is None or record.name.startswith("minimcp"):
+            return
+        level = ("critical" if record.levelno >= 50 else "error" if record.levelno >= 40 else
+                 "warning" if record.levelno >= 30 else "info" if record.levelno >= 20 else "debug")
+        try:
+            ctx.log(level, self.format(record), logger=record.name)
+        except Exception:
+            self.handleError(record)
+
+
+class _Handling:
+    __slots__ = ("bridge", "ctx")
+
+    def __init__(self, bridge: LogBridge, ctx: Context) -> None:
+        self.bridge, self.ctx = bridge, ctx
+
+    def __enter__(self) -> None:
+        if self.bridge.enabled:
+            self.bridge._enter(self.ctx)
+
+    def __exit__(self, *exc_info: Any) -> None:
+        if self.bridge.enabled:
+            self.bridge._contexts.pop(threading.get_ident(), None)

@@ -1,0 +1,122 @@
+"""Prompts on the server side: message templates the user picks (say, as slash commands).
+
+spec server/prompts. The function's parameters are the prompt's
+arguments (strings on the wire; converted to an annotated ``int``,
+``float`` or ``bool``), required unless they have a default. It may return:
+
+- a ``str``: one user message;
+- a list of ``str``, content helpers (``Image``...), ``Message`` objects or
+  ``{"role": ..., "content": ...}`` dicts: one message each (a bare string
+  or helper is a user message).
+"""
+
+import typing
+from typing import Any, Callable, Dict, List, Optional
+
+from .content import Message, block_for_version
+from .errors import RPCError
+from .jsonrpc import INVALID_PARAMS
+from .resources import _CONVERT
+from .schema import parse_docstring
+from .session import RequestContext
+
+_FIELD_SINCE = {"title": "2025-06-18", "_meta": "2025-06-18", "icons": "2025-11-25"}
+
+
+class ServerPrompt:
+    """A registered prompt: its arguments, its definition, and how to render it."""
+
+    def __init__(self, fn: Callable, name: Optional[str] = None, title: Optional[str] = None,
+                 description: Optional[str] = None, icons: Optional[List[dict]] = None,
+                 meta: Optional[dict] = None) -> None:
+        self.fn = fn
+        self.name = name or fn.__name__
+        hints = typing.get_type_hints(fn, include_extras=True)
+        code = fn.__code__
+        names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        defaults = set(names[code.co_argcount - len(fn.__defaults__ or ()):code.co_argcount])
+        defaults.update(fn.__kwdefaults__ or {})
+        doc, param_docs = parse_docstring(fn.__doc__)
+        self.context_param: Optional[str] = None
+        self.arguments: List[dict] = []
+        self._converters: Dict[str, Callable] = {}
+        for arg in names:
+            hint = hints.get(arg, str)
+            if arg == "ctx" or (isinstance(hint, type) and issubclass(hint, RequestContext)):
+                self.context_param = arg
+                continue
+            entry: Dict[str, Any] = {"name": arg}
+            base = hint
+            if typing.get_origin(hint) is typing.Annotated:
+                base = typing.get_args(hint)[0]
+                text = next((m for m in typing.get_args(hint)[1:] if isinstance(m, str)), None)
+                if text:
+                    entry["description"] = text
+            if "description" not in entry and arg in param_docs:
+                entry["description"] = param_docs[arg]
+            entry["required"] = arg not in defaults
+            self.arguments.append(entry)
+            self._converters[arg] = _CONVERT.get(base, str)
+        definition: Dict[str, Any] = {"name": self.name}
+        if title:
+            definition["title"] = title
+        description = description if description is not None else doc
+        if description:
+            definition["description"] = description
+        if self.arguments:
+            definition["arguments"] = self.arguments
+        if icons:
+            definition["icons"] = icons
+        if meta:
+            definition["_meta"] = meta
+        self.definition = definition
+
+    def definition_for(self, version: str) -> dict:
+        """The definition without the fields ``version`` does not know."""
+        if version >= "2025-11-25":
+            return self.definition
+        return {k: v for k, v in self.definition.items() if _FIELD_SINCE.get(k, "") <= version}
+
+    def get(self, arguments: Dict[str, Any], ctx: RequestContext, version: str) -> dict:
+        """Render the prompt: the ``GetPromptResult`` for ``prompts/get``.
+
+        Raises:
+            RPCError: ``-32602`` for a missing required, unknown, or unconvertible argument.
+        """
+        known = {a["name"] for a in self.arguments}
+        unknown = sorted(set(arguments) - known)
+        if unknown:
+            raise RPCError(INVALID_PARAMS, f"Prompt {self.name!r} has no argument(s) {unknown}; "
+                                           f"it takes {sorted(known) or 'none'}")
+        missing = [a["name"] for a in self.arguments if a["required"] and a["name"] not in arguments]
+        if missing:
+            raise RPCError(INVALID_PARAMS, f"Prompt {self.name!r} is missing required argument(s) {missing}")
+        kwargs: Dict[str, Any] = {}
+        for name, value in arguments.items():
+            try:
+                kwargs[name] = self._converters[name](value) if isinstance(value, str) else value
+            except ValueError:
+                raise RPCError(INVALID_PARAMS, f"Prompt {self.name!r}: argument {name!r}={value!r} is not "
+                                               f"{self._converters[name].__name__.strip('_')}") from None
+        if self.context_param:
+            kwargs[self.context_param] = ctx
+        value = self.fn(**kwargs)
+        items = value if isinstance(value, list) else [value]
+        messages = [_message(item) for item in items]
+        for message in messages:
+            message["content"] = block_for_version(message["content"], version)
+        result: Dict[str, Any] = {"messages": messages}
+        if "description" in self.definition:
+            result["description"] = self.definition["description"]
+        return result
+
+    def __repr__(self) -> str:
+        return f"<ServerPrompt {self.name!r} -> {self.fn.__qualname__}>"
+
+
+def _message(item: Any) -> dict:
+    if isinstance(item, Message):
+        return item.to_dict()
+    if type(item) is dict and "role" in item:
+        return Message(item["content"], item["role"]).to_dict()
+    return Message(item).to_dict()

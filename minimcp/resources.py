@@ -1,0 +1,129 @@
+"""Resources on the server side: fixed URIs and URI templates.
+
+spec server/resources. A function registered with a fixed URI
+(``docs://readme``) is listed by ``resources/list``; one registered with an
+RFC 6570 template (``users://{id}/profile``) is listed by
+``resources/templates/list`` and answers every URI that matches, its
+variables bound to the function's parameters (converted to the annotated
+``int``/``float``/``bool``).
+
+Templates: ``{var}`` matches one path segment (no ``/``) and is
+percent-decoded, as level-1 expansion encodes; ``{+var}`` (reserved
+expansion, level 2) matches the rest, slashes included — use it for paths:
+``file:///{+path}``.
+"""
+
+import re
+import typing
+from typing import Any, Callable, Dict, List, Optional
+
+from .content import resource_contents
+from .errors import RPCError
+from .session import RequestContext
+
+_VARIABLE = re.compile(r"\{(\+?)([A-Za-z_][A-Za-z0-9_]*)\}")
+#: The first protocol version that knows each resource field.
+_FIELD_SINCE = {"title": "2025-06-18", "_meta": "2025-06-18", "icons": "2025-11-25"}
+
+
+def _parse_bool(text: str) -> bool:
+    lowered = text.lower()
+    if lowered in ("true", "1", "yes"):
+        return True
+    if lowered in ("false", "0", "no"):
+        return False
+    raise ValueError(f"not a boolean: {text!r}")
+
+
+_CONVERT = {int: int, float: float, bool: _parse_bool, str: str}
+
+
+class ServerResource:
+    """A registered resource or resource template.
+
+    Args:
+        fn: returns the contents: ``str`` (text), ``bytes`` (a base64 blob),
+            or anything JSON-able (JSON text, ``application/json``).
+        uri: a fixed URI, or a template with ``{variables}``.
+    """
+
+    def __init__(self, fn: Callable, uri: str, *, name: Optional[str] = None, title: Optional[str] = None,
+                 description: Optional[str] = None, mime_type: Optional[str] = None,
+                 icons: Optional[List[dict]] = None, annotations: Optional[dict] = None,
+                 size: Optional[int] = None, meta: Optional[dict] = None) -> None:
+        self.fn = fn
+        self.uri = uri
+        self.mime_type = mime_type
+        self.variables = [m.group(2) for m in _VARIABLE.finditer(uri)]
+        self.is_template = bool(self.variables)
+        hints = typing.get_type_hints(fn)
+        code = fn.__code__
+        params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        self.context_param = next((p for p in params if p == "ctx" or (
+            isinstance(hints.get(p), type) and issubclass(hints[p], RequestContext))), None)
+        missing = [v for v in self.variables if v not in params]
+        if missing:
+            raise TypeError(f"{fn.__qualname__} has no parameter for template variable(s) {missing} of {uri!r}")
+        self._converters = {v: _CONVERT.get(hints.get(v, str), str) for v in self.variables}
+        self._pattern = re.compile(self._regex(uri)) if self.is_template else None
+        if description is None and fn.__doc__:
+            description = fn.__doc__.strip().split("\n\n")[0].strip()
+        definition: Dict[str, Any] = {"uriTemplate" if self.is_template else "uri": uri,
+                                      "name": name or fn.__name__}
+        for key, value in (("title", title), ("description", description), ("mimeType", mime_type),
+                           ("size", size), ("annotations", annotations), ("icons", icons), ("_meta", meta)):
+            if value is not None:
+                definition[key] = value
+        self.definition = definition
+
+    @staticmethod
+    def _regex(template: str) -> str:
+        parts, last = [], 0
+        for match in _VARIABLE.finditer(template):
+            parts.append(re.escape(template[last:match.start()]))
+            segment = ".+" if match.group(1) else "[^/]+"
+            parts.append(f"(?P<{match.group(2)}>{segment})")
+            last = match.end()
+        parts.append(re.escape(template[last:]))
+        return "".join(parts)
+
+    def match(self, uri: str) -> Optional[Dict[str, str]]:
+        """The template variables ``uri`` binds, or ``None`` if it does not match."""
+        if not self.is_template:
+            return {} if uri == self.uri else None
+        found = self._pattern.fullmatch(uri)  # type: ignore[union-attr]
+        if not found:
+            return None
+        from urllib.parse import unquote  # late: a server that reads no template never pays for it
+
+        return {k: unquote(v) for k, v in found.groupdict().items()}
+
+    def definition_for(self, version: str) -> dict:
+        """The definition without the fields ``version`` does not know."""
+        if version >= "2025-11-25":
+            return self.definition
+        return {k: v for k, v in self.definition.items() if _FIELD_SINCE.get(k, "") <= version}
+
+    def read(self, uri: str, variables: Dict[str, str], ctx: RequestContext) -> dict:
+        """Call the function and build the ``ReadResourceResult``.
+
+        Raises:
+            RPCError: ``-32602`` when a variable does not convert to its type.
+        """
+        kwargs: Dict[str, Any] = {}
+        for name, text in variables.items():
+            try:
+                kwargs[name] = self._converters[name](text)
+            except ValueError:
+                raise RPCError(-32602, f"Invalid resource URI {uri!r}: {name}={text!r} is not "
+                                       f"{self._converters[name].__name__.strip('_')}") from None
+        if self.context_param:
+            kwargs[self.context_param] = ctx
+        value = self.fn(**kwargs)
+        if type(value) is list and value and all(type(v) is dict and "uri" in v for v in value):
+            return {"contents": value}  # already ResourceContents: several entries (a directory, say)
+        return {"contents": [resource_contents(uri, value, self.mime_type)]}
+
+    def __repr__(self) -> str:
+        kind = "template" if self.is_template else "resource"
+        return f"<ServerResource {kind} {self.uri!r} -> {self.fn.__qualname__}>"

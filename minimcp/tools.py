@@ -1,0 +1,128 @@
+"""Tools on the server side: a registered function, its definition, and one call.
+
+spec server/tools. The definition (``name``, ``inputSchema`` ...) is built
+once at registration; :meth:`ServerTool.call` validates the arguments,
+calls the function and turns what it returned (or raised) into a
+``CallToolResult``. Failures the model should read — bad arguments, an
+exception in the tool, output that breaks the declared schema — are
+``isError`` results; only an unknown tool is a protocol error (raised by
+the caller of ``call``).
+"""
+
+import logging
+from typing import Any, Callable, Dict, List, Optional
+
+from .content import block_for_version, error_result, tool_result
+from .errors import RPCError, ToolError
+from .schema import FunctionSchema, is_simple, jsonschema_validate, validate
+from .session import RequestContext
+
+log = logging.getLogger(__name__)
+
+#: The first protocol version that knows each tool field (spec schema.ts of each version).
+_FIELD_SINCE = {"annotations": "2025-03-26", "title": "2025-06-18", "outputSchema": "2025-06-18",
+                "_meta": "2025-06-18", "icons": "2025-11-25", "execution": "2025-11-25"}
+
+
+def check_schema(value: Any, schema: dict, where: str) -> Optional[str]:
+    """Validate with the small validator when it understands ``schema``, else with jsonschema."""
+    return validate(value, schema, where) if is_simple(schema) else jsonschema_validate(value, schema, where)
+
+
+class ServerTool:
+    """A registered tool: the function, its definition, and how to call it.
+
+    ``input_schema`` / ``output_schema`` override the schemas derived from
+    the signature (arguments are then passed to the function unconverted).
+    """
+
+    def __init__(self, fn: Callable, name: Optional[str] = None, title: Optional[str] = None,
+                 description: Optional[str] = None, annotations: Optional[dict] = None,
+                 icons: Optional[List[dict]] = None, meta: Optional[dict] = None,
+                 input_schema: Optional[dict] = None, output_schema: Optional[dict] = None) -> None:
+        self.fn = fn
+        self.name = name or fn.__name__
+        self.schema = FunctionSchema(fn, context_types=(RequestContext,))
+        self.input_schema = input_schema if input_schema is not None else self.schema.input_schema
+        self.output_schema = output_schema if output_schema is not None else self.schema.output_schema
+        self.wrap_output = self.schema.wrap_output if output_schema is None else False
+        definition: Dict[str, Any] = {"name": self.name}
+        if title:
+            definition["title"] = title
+        description = description if description is not None else self.schema.description
+        if description:
+            definition["description"] = description
+        definition["inputSchema"] = self.input_schema
+        if self.output_schema is not None:
+            definition["outputSchema"] = self.output_schema
+        if annotations:
+            definition["annotations"] = annotations
+        if icons:
+            definition["icons"] = icons
+        if meta:
+            definition["_meta"] = meta
+        self.definition = definition
+        self._custom_input = input_schema is not None
+
+    def definition_for(self, version: str) -> dict:
+        """The definition without the fields ``version`` does not know (versions compare as dates)."""
+        if version >= "2025-11-25":
+            return self.definition
+        return {k: v for k, v in self.definition.items() if _FIELD_SINCE.get(k, "") <= version}
+
+    def _check_arguments(self, arguments: dict) -> Optional[str]:
+        if self._custom_input:
+            return check_schema(arguments, self.input_schema, "arguments")
+        return self.schema.validate(arguments)
+
+    def call(self, arguments: dict, ctx: RequestContext, version: str = "2025-11-25") -> dict:
+        """Validate, call the function, and build the ``CallToolResult`` for ``version``.
+
+        Bad arguments and exceptions in the function become ``isError``
+        results (spec 2025-11-25 server/tools "Error Handling"), so the
+        model can read what went wrong and try again. ``structuredContent``
+        is checked against ``outputSchema`` before it is sent.
+        """
+        problem = self._check_arguments(arguments)
+        if problem:
+            return error_result(f"Invalid arguments for tool {self.name!r}: {problem}")
+        kwargs = arguments if self._custom_input else self.schema.bind(arguments)
+        if self.schema.context_param:
+            kwargs = dict(kwargs)
+            kwargs[self.schema.context_param] = ctx
+        try:
+            value = self.fn(**kwargs)
+        except ToolError as exc:
+            return error_result(str(exc))
+        except RPCError:
+            raise
+        except Exception as exc:
+            log.exception("tool %r failed", self.name)
+            return error_result(f"Error in tool {self.name!r}: {type(exc).__name__}: {exc}")
+        try:
+            result = tool_result(value, self.output_schema, self.wrap_output)
+        except (TypeError, ValueError) as exc:
+            log.error("tool %r returned a value that cannot be sent: %s", self.name, exc)
+            return error_result(f"Error in tool {self.name!r}: {exc}")
+        if self.output_schema is not None:
+            problem = check_schema(result.get("structuredContent"), self.output_schema, "structuredContent")
+            if problem:
+                # spec 2025-06-18 server/tools: servers MUST provide structured
+                # results that conform to the schema. The author's bug: log it.
+                log.error("tool %r broke its output schema: %s", self.name, problem)
+                return error_result(f"Error in tool {self.name!r}: its result does not match its "
+                                    f"output schema ({problem})")
+        return result_for_version(result, version)
+
+    def __repr__(self) -> str:
+        return f"<ServerTool {self.name!r} -> {getattr(self.fn, '__qualname__', self.fn)!r}>"
+
+
+def result_for_version(result: dict, version: str) -> dict:
+    """Leave out of a ``CallToolResult`` what ``version`` does not know (see ``block_for_version``)."""
+    if version >= "2025-11-25":
+        return result
+    if version < "2025-06-18":
+        result = {k: v for k, v in result.items() if k != "structuredContent"}
+    result["content"] = [block_for_version(block, version) for block in result["content"]]
+    return result
