@@ -5,6 +5,10 @@ child process over stdio, ``"memory"`` an in-process server), then runs the
 handshake; :class:`Client` turns MCP methods into Python calls. Every call
 blocks the calling thread only, takes ``timeout=``, and is safe to make
 from many threads at once on one client.
+
+What the server sends unasked — requests for sampling, elicitation and
+roots, and notifications — goes to the handlers given to ``connect()``,
+each run on a worker thread, never on the reader.
 """
 
 import logging
@@ -12,14 +16,43 @@ import os
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
 from . import __version__
-from .errors import ProtocolError
+from .errors import CapabilityError, ProtocolError, RPCError
+from .jsonrpc import METHOD_NOT_FOUND
 from .session import ProgressCallback, Session
-from .types import LEGACY_VERSIONS, PROTOCOL_VERSION, Tool, ToolResult
+from .types import (LEGACY_VERSIONS, PROTOCOL_VERSION, Completion, Prompt, PromptResult, Resource,
+                    ResourceResult, ResourceTemplate, Tool, ToolResult)
 
 log = logging.getLogger(__name__)
+server_log = logging.getLogger("minimcp.server_log")
 
 #: How many pages a list call follows before deciding the server loops.
 MAX_PAGES = 10_000
+
+_LOG_LEVELS = {"debug": 10, "info": 20, "notice": 25, "warning": 30, "error": 40, "critical": 50,
+               "alert": 50, "emergency": 50}
+
+#: The keyword arguments of Client (and connect) that handle what the server sends.
+HANDLERS = ("sampling_handler", "elicitation_handler", "roots", "on_log", "on_progress", "on_tools_changed",
+            "on_resources_changed", "on_prompts_changed", "on_resource_updated", "on_notification")
+
+
+def _file_uri(root: Any) -> dict:
+    if isinstance(root, dict):
+        return root
+    text = os.fspath(root)
+    if "://" in text:
+        return {"uri": text}
+    path = os.path.abspath(text)
+    return {"uri": "file://" + path, "name": os.path.basename(path) or path}
+
+
+def apply_defaults(schema: dict, content: Optional[dict]) -> dict:
+    """Fill in the schema's ``default`` for fields an elicitation answer left out (2025-11-25)."""
+    filled = dict(content or {})
+    for name, prop in (schema.get("properties") or {}).items():
+        if name not in filled and isinstance(prop, dict) and "default" in prop:
+            filled[name] = prop["default"]
+    return filled
 
 
 class Client:
@@ -39,19 +72,57 @@ class Client:
         timeout: the default seconds each call waits for its answer.
         client_info: ``{"name": ..., "version": ...}`` sent in ``initialize``.
         trace: print every message to stderr (also ``MINIMCP_TRACE=1``).
+        sampling_handler: ``handler(params) -> CreateMessageResult dict``,
+            answering the server's ``sampling/createMessage``; declares ``sampling``.
+        sampling_tools: the sampling handler can use tools (declares ``sampling.tools``).
+        elicitation_handler: ``handler(params) -> ElicitResult dict`` for
+            ``elicitation/create``; declares ``elicitation``. Schema defaults
+            fill in fields an accepted form left out.
+        elicitation_modes: what the elicitation handler can do: ``("form",)``
+            (the default) and/or ``"url"`` (2025-11-25).
+        roots: a list of paths, ``file://`` URIs or ``{"uri", "name"}`` dicts,
+            or a callable returning one, answering ``roots/list``; declares ``roots``.
+        on_log: ``callback(params)`` for ``notifications/message`` (default:
+            the ``minimcp.server_log`` logger).
+        on_progress: ``callback(params)`` for every progress notification.
+        on_tools_changed, on_resources_changed, on_prompts_changed: ``callback()``
+            when the server says a list changed.
+        on_resource_updated: ``callback(uri)`` for a subscribed resource that changed.
+        on_notification: ``callback(method, params)`` for every notification.
     """
 
     def __init__(self, transport: Any, *, timeout: float = 60.0, client_info: Optional[dict] = None,
-                 trace: Optional[bool] = None) -> None:
+                 trace: Optional[bool] = None, sampling_handler: Optional[Callable[[dict], dict]] = None,
+                 sampling_tools: bool = False, elicitation_handler: Optional[Callable[[dict], dict]] = None,
+                 elicitation_modes: Sequence[str] = ("form",), roots: Any = None,
+                 on_log: Optional[Callable[[dict], Any]] = None, on_progress: Optional[Callable[[dict], Any]] = None,
+                 on_tools_changed: Optional[Callable[[], Any]] = None,
+                 on_resources_changed: Optional[Callable[[], Any]] = None,
+                 on_prompts_changed: Optional[Callable[[], Any]] = None,
+                 on_resource_updated: Optional[Callable[[str], Any]] = None,
+                 on_notification: Optional[Callable[[str, dict], Any]] = None) -> None:
         if trace is None:
             trace = os.environ.get("MINIMCP_TRACE", "") not in ("", "0", "false", "no")
         self.client_info = client_info or {"name": "minimcp", "version": __version__}
-        self.session = Session(transport, owner=self, timeout=timeout, trace=trace, name="client")
+        self.sampling_handler = sampling_handler
+        self.sampling_tools = sampling_tools
+        self.elicitation_handler = elicitation_handler
+        self.elicitation_modes = tuple(elicitation_modes)
+        self.roots = roots
+        self.on_log, self.on_progress, self.on_notification = on_log, on_progress, on_notification
+        self.on_tools_changed, self.on_resources_changed = on_tools_changed, on_resources_changed
+        self.on_prompts_changed, self.on_resource_updated = on_prompts_changed, on_resource_updated
+        self.session = Session(transport, {
+            "sampling/createMessage": self._answer_sampling,
+            "elicitation/create": self._answer_elicitation,
+            "roots/list": self._answer_roots,
+        }, {"*": self._notified}, owner=self, timeout=timeout, trace=trace, name="client")
         #: Set by initialize(): what the server said about itself.
         self.protocol_version: Optional[str] = None
         self.server_info: dict = {}
         self.server_capabilities: dict = {}
         self.instructions: Optional[str] = None
+        self._tools: Optional[List[Tool]] = None
 
     def __repr__(self) -> str:
         name = self.server_info.get("name", "?")
@@ -63,6 +134,19 @@ class Client:
 
     def __exit__(self, *exc_info: Any) -> None:
         self.close()
+
+    # -- the handshake ------------------------------------------------------------------------
+
+    def capabilities(self) -> dict:
+        """The capabilities this client declares: one per handler it was given."""
+        caps: Dict[str, Any] = {}
+        if self.sampling_handler is not None:
+            caps["sampling"] = {"tools": {}} if self.sampling_tools else {}
+        if self.elicitation_handler is not None:
+            caps["elicitation"] = {mode: {} for mode in self.elicitation_modes}
+        if self.roots is not None:
+            caps["roots"] = {"listChanged": True}
+        return caps
 
     def initialize(self, timeout: Optional[float] = None) -> dict:
         """Run the handshake (spec basic/lifecycle "Initialization") and return its result.
@@ -77,7 +161,7 @@ class Client:
             self.session.start()
         result = self.session.request("initialize", {
             "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": {},
+            "capabilities": self.capabilities(),
             "clientInfo": self.client_info,
         }, timeout=timeout)
         version = result.get("protocolVersion")
@@ -92,12 +176,20 @@ class Client:
         self.session.notify("notifications/initialized")
         return result
 
-    # -- calls ------------------------------------------------------------------------
+    def _require(self, capability: str, sub: Optional[str] = None) -> None:
+        """Refuse before sending when the server did not declare what a call needs."""
+        declared = self.server_capabilities.get(capability)
+        if declared is None or (sub is not None and not (declared or {}).get(sub)):
+            name = f"{capability}.{sub}" if sub else capability
+            raise CapabilityError(f"the server {self.server_info.get('name', '')!r} did not declare the "
+                                  f"{name!r} capability")
+
+    # -- calls ----------------------------------------------------------------------------------
 
     def request(self, method: str, params: Optional[dict] = None, *, timeout: Optional[float] = None,
                 on_progress: Optional[ProgressCallback] = None) -> Any:
         """Send any request and return its raw result: the escape hatch for methods
-        this class has no call for yet.
+        this class has no call for.
 
         Raises:
             RPCError, Timeout, ConnectionClosed: see :meth:`Session.request`.
@@ -108,14 +200,38 @@ class Client:
         """Check that the server answers (spec basic/utilities/ping)."""
         self.session.request("ping", None, timeout=timeout)
 
-    def iter_tools(self, timeout: Optional[float] = None) -> Iterator[Tool]:
-        """Yield the server's tools, fetching pages as they are needed."""
-        for raw in self._paginate("tools/list", "tools", timeout):
+    def _paginate(self, method: str, key: str, timeout: Optional[float], cursor: Optional[str] = None,
+                  one_page: bool = False) -> Iterator[dict]:
+        seen = set()
+        for _ in range(MAX_PAGES):
+            result = self.session.request(method, {"cursor": cursor} if cursor is not None else None,
+                                          timeout=timeout)
+            yield from result.get(key) or []
+            cursor = result.get("nextCursor")
+            if cursor is None or one_page:
+                return
+            if cursor in seen:
+                raise ProtocolError(f"the server's {method} cursors loop ({cursor!r} came twice)")
+            seen.add(cursor)
+        raise ProtocolError(f"{method} did not end after {MAX_PAGES} pages")
+
+    def iter_tools(self, *, cursor: Optional[str] = None, timeout: Optional[float] = None) -> Iterator[Tool]:
+        """Yield the server's tools, fetching pages as they are needed (from ``cursor``)."""
+        self._require("tools")
+        for raw in self._paginate("tools/list", "tools", timeout, cursor):
             yield Tool(raw)
 
-    def list_tools(self, timeout: Optional[float] = None) -> List[Tool]:
+    def list_tools(self, *, timeout: Optional[float] = None) -> List[Tool]:
         """Return all the server's tools, following ``nextCursor`` to the end."""
-        return list(self.iter_tools(timeout))
+        tools = list(self.iter_tools(timeout=timeout))
+        self._tools = tools
+        return tools
+
+    @property
+    def tools(self) -> List[Tool]:
+        """The server's tools, fetched once and again after ``notifications/tools/list_changed``."""
+        tools = self._tools
+        return tools if tools is not None else self.list_tools()
 
     def call_tool(self, name: str, arguments: Optional[dict] = None, *, timeout: Optional[float] = None,
                   on_progress: Optional[ProgressCallback] = None,
@@ -137,27 +253,153 @@ class Client:
             Timeout: no answer in time; the call was cancelled at the server.
             ConnectionClosed: the server went away.
         """
+        self._require("tools")
         params: Dict[str, Any] = {"name": name, "arguments": arguments if arguments is not None else {}}
         result = self.session.request("tools/call", params, timeout=timeout, on_progress=on_progress,
                                       max_timeout=max_timeout)
         return ToolResult(result)
 
-    def _paginate(self, method: str, key: str, timeout: Optional[float]) -> Iterator[dict]:
-        cursor = None
-        seen = set()
-        for _ in range(MAX_PAGES):
-            result = self.session.request(method, {"cursor": cursor} if cursor is not None else None,
-                                          timeout=timeout)
-            yield from result.get(key) or []
-            cursor = result.get("nextCursor")
-            if cursor is None:
-                return
-            if cursor in seen:
-                raise ProtocolError(f"the server's {method} cursors loop ({cursor!r} came twice)")
-            seen.add(cursor)
-        raise ProtocolError(f"{method} did not end after {MAX_PAGES} pages")
+    def iter_resources(self, *, cursor: Optional[str] = None, timeout: Optional[float] = None) -> Iterator[Resource]:
+        """Yield the server's resources, page by page (from ``cursor``)."""
+        self._require("resources")
+        for raw in self._paginate("resources/list", "resources", timeout, cursor):
+            yield Resource(raw)
 
-    # -- the end ------------------------------------------------------------------------
+    def list_resources(self, *, timeout: Optional[float] = None) -> List[Resource]:
+        """Return all the server's resources, following ``nextCursor`` to the end."""
+        return list(self.iter_resources(timeout=timeout))
+
+    def iter_resource_templates(self, *, cursor: Optional[str] = None,
+                                timeout: Optional[float] = None) -> Iterator[ResourceTemplate]:
+        """Yield the server's resource templates, page by page (from ``cursor``)."""
+        self._require("resources")
+        for raw in self._paginate("resources/templates/list", "resourceTemplates", timeout, cursor):
+            yield ResourceTemplate(raw)
+
+    def list_resource_templates(self, *, timeout: Optional[float] = None) -> List[ResourceTemplate]:
+        """Return all the server's resource templates."""
+        return list(self.iter_resource_templates(timeout=timeout))
+
+    def read_resource(self, uri: str, *, timeout: Optional[float] = None) -> ResourceResult:
+        """Read a resource (``.text`` for text, ``.blob`` for bytes, ``.contents`` for all).
+
+        Raises:
+            RPCError: ``-32002`` when the server has no such resource.
+        """
+        self._require("resources")
+        return ResourceResult(self.session.request("resources/read", {"uri": uri}, timeout=timeout))
+
+    def subscribe_resource(self, uri: str, *, timeout: Optional[float] = None) -> None:
+        """Ask to be told when ``uri`` changes (see ``on_resource_updated``)."""
+        self._require("resources", "subscribe")
+        self.session.request("resources/subscribe", {"uri": uri}, timeout=timeout)
+
+    def unsubscribe_resource(self, uri: str, *, timeout: Optional[float] = None) -> None:
+        """Stop being told when ``uri`` changes."""
+        self._require("resources", "subscribe")
+        self.session.request("resources/unsubscribe", {"uri": uri}, timeout=timeout)
+
+    def iter_prompts(self, *, cursor: Optional[str] = None, timeout: Optional[float] = None) -> Iterator[Prompt]:
+        """Yield the server's prompts, page by page (from ``cursor``)."""
+        self._require("prompts")
+        for raw in self._paginate("prompts/list", "prompts", timeout, cursor):
+            yield Prompt(raw)
+
+    def list_prompts(self, *, timeout: Optional[float] = None) -> List[Prompt]:
+        """Return all the server's prompts."""
+        return list(self.iter_prompts(timeout=timeout))
+
+    def get_prompt(self, name: str, arguments: Optional[Dict[str, str]] = None, *,
+                   timeout: Optional[float] = None) -> PromptResult:
+        """Render a prompt with its arguments (strings).
+
+        Raises:
+            RPCError: ``-32602`` for an unknown prompt or a missing argument.
+        """
+        self._require("prompts")
+        params: Dict[str, Any] = {"name": name}
+        if arguments:
+            params["arguments"] = {k: v if isinstance(v, str) else str(v) for k, v in arguments.items()}
+        return PromptResult(self.session.request("prompts/get", params, timeout=timeout))
+
+    def complete(self, ref: dict, argument: str, value: str, *, context: Optional[Dict[str, str]] = None,
+                 timeout: Optional[float] = None) -> Completion:
+        """Ask for completions of an argument.
+
+        Example::
+
+            client.complete({"type": "ref/prompt", "name": "forecast"}, "city", "Kr").values
+
+        Args:
+            ref: ``{"type": "ref/prompt", "name": ...}`` or ``{"type": "ref/resource", "uri": ...}``.
+            argument: the argument (or template variable) being typed.
+            value: what has been typed so far.
+            context: arguments already chosen (2025-06-18+).
+        """
+        if self.protocol_version != "2024-11-05":  # completion had no capability flag before 2025-03-26
+            self._require("completions")
+        params: Dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
+        if context:
+            params["context"] = {"arguments": context}
+        return Completion(self.session.request("completion/complete", params, timeout=timeout))
+
+    def set_logging_level(self, level: str, *, timeout: Optional[float] = None) -> None:
+        """Ask the server for log messages at ``level`` and above (see ``on_log``)."""
+        self._require("logging")
+        self.session.request("logging/setLevel", {"level": level}, timeout=timeout)
+
+    def set_roots(self, roots: Any) -> None:
+        """Replace the roots and tell the server (``notifications/roots/list_changed``)."""
+        self.roots = roots
+        self.session.notify("notifications/roots/list_changed")
+
+    # -- what the server sends ------------------------------------------------------------------
+
+    def _answer_sampling(self, params: dict, ctx: Any) -> dict:
+        if self.sampling_handler is None:
+            raise RPCError(METHOD_NOT_FOUND, "this client does not support sampling")
+        return self.sampling_handler(params)
+
+    def _answer_elicitation(self, params: dict, ctx: Any) -> dict:
+        mode = params.get("mode", "form")
+        if self.elicitation_handler is None or mode not in self.elicitation_modes:
+            raise RPCError(METHOD_NOT_FOUND if self.elicitation_handler is None else -32602,
+                           f"this client does not support {mode} elicitation")
+        result = dict(self.elicitation_handler(params))
+        if result.get("action") == "accept" and mode == "form":
+            result["content"] = apply_defaults(params.get("requestedSchema") or {}, result.get("content"))
+        return result
+
+    def _answer_roots(self, params: dict, ctx: Any) -> dict:
+        if self.roots is None:
+            raise RPCError(METHOD_NOT_FOUND, "this client does not offer roots")
+        roots = self.roots() if callable(self.roots) else self.roots
+        return {"roots": [_file_uri(root) for root in roots]}
+
+    def _notified(self, method: str, params: dict) -> None:
+        """Route one notification from the server (on the dispatcher thread, in order)."""
+        if method == "notifications/message":
+            if self.on_log is not None:
+                self.on_log(params)
+            else:
+                server_log.log(_LOG_LEVELS.get(params.get("level"), 20), "%s: %s",
+                               params.get("logger") or self.server_info.get("name", "server"), params.get("data"))
+        elif method == "notifications/progress" and self.on_progress is not None:
+            self.on_progress(params)
+        elif method == "notifications/tools/list_changed":
+            self._tools = None
+            if self.on_tools_changed is not None:
+                self.on_tools_changed()
+        elif method == "notifications/resources/list_changed" and self.on_resources_changed is not None:
+            self.on_resources_changed()
+        elif method == "notifications/prompts/list_changed" and self.on_prompts_changed is not None:
+            self.on_prompts_changed()
+        elif method == "notifications/resources/updated" and self.on_resource_updated is not None:
+            self.on_resource_updated(params.get("uri"))
+        if self.on_notification is not None:
+            self.on_notification(method, params)
+
+    # -- the end ------------------------------------------------------------------------------
 
     def close(self) -> None:
         """Close the connection: a child server is shut down, every thread joined. Idempotent."""
@@ -167,7 +409,7 @@ class Client:
 def connect(target: Union[Sequence[str], str], *, server: Any = None, env: Optional[Dict[str, str]] = None,
             cwd: Optional[str] = None, on_stderr: Optional[Callable[[str], None]] = None,
             timeout: float = 60.0, client_info: Optional[dict] = None,
-            trace: Optional[bool] = None) -> Client:
+            trace: Optional[bool] = None, **handlers: Any) -> Client:
     """Connect to an MCP server, run the handshake, and return the :class:`Client`.
 
     Example::
@@ -188,6 +430,8 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, env: Optio
         timeout: the default seconds each call waits, the handshake included.
         client_info: ``{"name": ..., "version": ...}`` to introduce ourselves.
         trace: print every message to stderr (also ``MINIMCP_TRACE=1``).
+        handlers: what answers the server: ``sampling_handler``,
+            ``elicitation_handler``, ``roots``, ``on_log`` ... (see :class:`Client`).
 
     Raises:
         FileNotFoundError: the server command does not exist.
@@ -213,11 +457,10 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, env: Optio
     else:
         raise ValueError(f"cannot connect to {target!r}: pass a command list such as "
                          f"['python', 'server.py'], or 'memory' with server=...")
-    client = Client(transport, timeout=timeout, client_info=client_info, trace=trace)
+    client = Client(transport, timeout=timeout, client_info=client_info, trace=trace, **handlers)
     try:
         client.initialize()
     except BaseException:
         client.close()
         raise
     return client
-

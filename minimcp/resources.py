@@ -7,6 +7,10 @@ RFC 6570 template (``users://{id}/profile``) is listed by
 variables bound to the function's parameters (converted to the annotated
 ``int``/``float``/``bool``).
 
+A function that raises ``LookupError`` (``KeyError``, ``IndexError``) is
+saying "no such resource": the client gets ``-32002`` (spec server/resources
+"Error Handling"), as for a URI nothing matches.
+
 Templates: ``{var}`` matches one path segment (no ``/``) and is
 percent-decoded, as level-1 expansion encodes; ``{+var}`` (reserved
 expansion, level 2) matches the rest, slashes included — use it for paths:
@@ -19,6 +23,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from .content import resource_contents
 from .errors import RPCError
+from .jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND
 from .session import RequestContext
 
 _VARIABLE = re.compile(r"\{(\+?)([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -115,11 +120,14 @@ class ServerResource:
             try:
                 kwargs[name] = self._converters[name](text)
             except ValueError:
-                raise RPCError(-32602, f"Invalid resource URI {uri!r}: {name}={text!r} is not "
+                raise RPCError(INVALID_PARAMS, f"Invalid resource URI {uri!r}: {name}={text!r} is not "
                                        f"{self._converters[name].__name__.strip('_')}") from None
         if self.context_param:
             kwargs[self.context_param] = ctx
-        value = self.fn(**kwargs)
+        try:
+            value = self.fn(**kwargs)
+        except LookupError as exc:
+            raise RPCError(RESOURCE_NOT_FOUND, f"Resource not found: {uri} ({exc})", {"uri": uri}) from None
         if type(value) is list and value and all(type(v) is dict and "uri" in v for v in value):
             return {"contents": value}  # already ResourceContents: several entries (a directory, say)
         return {"contents": [resource_contents(uri, value, self.mime_type)]}

@@ -231,7 +231,8 @@ class Session:
         handlers: method name -> handler for requests the peer sends.
             ``ping`` is always answered.
         notification_handlers: method name -> ``callback(params)`` for
-            notifications the peer sends; run in arrival order on one thread.
+            notifications the peer sends, and ``"*"`` -> ``callback(method,
+            params)`` for all of them; run in arrival order on one thread.
         owner: the object that owns this session (a Client, or a server's
             per-connection state); handlers reach it as ``ctx.session.owner``.
         context_class: the class of the ``ctx`` handlers get.
@@ -398,8 +399,9 @@ class Session:
         handler = self.notification_handlers.get(method)
         if handler is not None:
             self._dispatch(handler, params)
-        elif method not in ("notifications/cancelled", "notifications/progress"):
-            log.debug("%s: notification %r ignored", self.name, method)
+        catch_all = self.notification_handlers.get("*")  # gets (method, params) of every notification
+        if catch_all is not None:
+            self._dispatch(catch_all, method, params)
 
     def _on_cancelled(self, params: dict) -> None:
         # Handled on the reader itself, so a cancel is never stuck behind user code.

@@ -13,7 +13,7 @@ import logging
 from typing import Any, Callable, Dict, List, Optional
 
 from .content import block_for_version, error_result, tool_result
-from .errors import RPCError, ToolError
+from .errors import ToolError
 from .schema import FunctionSchema, is_simple, jsonschema_validate, validate
 from .session import RequestContext
 
@@ -94,9 +94,7 @@ class ServerTool:
             value = self.fn(**kwargs)
         except ToolError as exc:
             return error_result(str(exc))
-        except RPCError:
-            raise
-        except Exception as exc:
+        except Exception as exc:  # RPCError too: a refused sampling request is the tool's failure
             log.exception("tool %r failed", self.name)
             return error_result(f"Error in tool {self.name!r}: {type(exc).__name__}: {exc}")
         try:

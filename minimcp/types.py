@@ -70,3 +70,114 @@ class ToolResult:
         if len(text) > 60:
             text = text[:57] + "..."
         return f"ToolResult(is_error={self.is_error}, text={text!r}, blocks={len(self.content)})"
+
+
+class _Raw:
+    """A result object that keeps the wire dict in ``raw`` and shows its fields in ``repr``."""
+
+    __slots__ = ("raw",)
+    _shown: tuple = ()
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._shown)
+        return f"{type(self).__name__}({fields})"
+
+
+class Resource(_Raw):
+    """One resource from ``resources/list`` (``raw`` has every field)."""
+
+    __slots__ = ("uri", "name", "title", "description", "mime_type", "size")
+    _shown = ("uri", "name")
+
+    def __init__(self, raw: dict) -> None:
+        self.raw = raw
+        self.uri: str = raw.get("uri", "")
+        self.name: str = raw.get("name", "")
+        self.title: Optional[str] = raw.get("title")
+        self.description: Optional[str] = raw.get("description")
+        self.mime_type: Optional[str] = raw.get("mimeType")
+        self.size: Optional[int] = raw.get("size")
+
+
+class ResourceTemplate(_Raw):
+    """One template from ``resources/templates/list`` (``raw`` has every field)."""
+
+    __slots__ = ("uri_template", "name", "title", "description", "mime_type")
+    _shown = ("uri_template", "name")
+
+    def __init__(self, raw: dict) -> None:
+        self.raw = raw
+        self.uri_template: str = raw.get("uriTemplate", "")
+        self.name: str = raw.get("name", "")
+        self.title: Optional[str] = raw.get("title")
+        self.description: Optional[str] = raw.get("description")
+        self.mime_type: Optional[str] = raw.get("mimeType")
+
+
+class ResourceResult(_Raw):
+    """The result of ``resources/read``.
+
+    Attributes:
+        contents: the entries, each ``{"uri", "mimeType", "text" | "blob"}``.
+        text: the text entries joined by newlines.
+        blob: the first binary entry, decoded, or ``None``.
+    """
+
+    __slots__ = ("contents",)
+    _shown = ("contents",)
+
+    def __init__(self, raw: dict) -> None:
+        self.raw = raw
+        self.contents: List[dict] = raw.get("contents") or []
+
+    @property
+    def text(self) -> str:
+        """The text entries, joined by newlines."""
+        return "\n".join(c["text"] for c in self.contents if "text" in c)
+
+    @property
+    def blob(self) -> Optional[bytes]:
+        """The first binary entry, decoded from base64, or ``None``."""
+        import base64
+
+        return next((base64.b64decode(c["blob"]) for c in self.contents if "blob" in c), None)
+
+
+class Prompt(_Raw):
+    """One prompt from ``prompts/list``; ``arguments`` is a list of ``{name, description, required}``."""
+
+    __slots__ = ("name", "title", "description", "arguments")
+    _shown = ("name", "description")
+
+    def __init__(self, raw: dict) -> None:
+        self.raw = raw
+        self.name: str = raw.get("name", "")
+        self.title: Optional[str] = raw.get("title")
+        self.description: Optional[str] = raw.get("description")
+        self.arguments: List[dict] = raw.get("arguments") or []
+
+
+class PromptResult(_Raw):
+    """The result of ``prompts/get``: ``messages`` (``{role, content}`` dicts) and a ``description``."""
+
+    __slots__ = ("description", "messages")
+    _shown = ("description", "messages")
+
+    def __init__(self, raw: dict) -> None:
+        self.raw = raw
+        self.description: Optional[str] = raw.get("description")
+        self.messages: List[dict] = raw.get("messages") or []
+
+
+class Completion(_Raw):
+    """The result of ``completion/complete``: ``values`` and, when the server says, ``total`` / ``has_more``."""
+
+    __slots__ = ("values", "total", "has_more")
+    _shown = ("values", "has_more")
+
+    def __init__(self, raw: dict) -> None:
+        self.raw = raw
+        completion = raw.get("completion") or {}
+        self.values: List[str] = completion.get("values") or []
+        self.total: Optional[int] = completion.get("total")
+        self.has_more: bool = bool(completion.get("hasMore", False))

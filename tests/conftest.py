@@ -1,7 +1,9 @@
 """Shared fixtures. The autouse ``no_leaks`` fixture fails any test that leaves
 a minimcp thread running or a child process behind (a zombie included)."""
 
+import json
 import os
+import subprocess
 import sys
 import threading
 
@@ -10,11 +12,47 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")
 PY = sys.executable
+TESTING_SERVER = os.path.join(ROOT, "tests", "servers", "testing_server.py")
 
 
 def example(name: str) -> str:
     """The path of an example script."""
     return os.path.join(EXAMPLES, name)
+
+
+class RawServer:
+    """A server process driven line by line, as a raw client would."""
+
+    def __init__(self, script):
+        self.proc = subprocess.Popen([PY, script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE)
+
+    def send(self, obj_or_line):
+        line = obj_or_line if isinstance(obj_or_line, (bytes, str)) else json.dumps(obj_or_line)
+        data = line.encode() if isinstance(line, str) else line
+        self.proc.stdin.write(data + b"\n")
+        self.proc.stdin.flush()
+
+    def recv(self):
+        line = self.proc.stdout.readline()
+        assert line, "server closed stdout"
+        return json.loads(line)
+
+    def initialize(self, version="2025-11-25"):
+        self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                   "params": {"protocolVersion": version, "capabilities": {},
+                              "clientInfo": {"name": "raw", "version": "0"}}})
+        reply = self.recv()
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return reply
+
+    def close(self):
+        self.proc.stdin.close()
+        rest = self.proc.stdout.read()
+        code = self.proc.wait(10)
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+        return code, rest
 
 
 def _children() -> set:

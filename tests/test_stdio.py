@@ -16,53 +16,16 @@ import time
 import pytest
 
 import minimcp
-from conftest import PY, ROOT, example
-
-TESTING_SERVER = os.path.join(ROOT, "tests", "servers", "testing_server.py")
+from conftest import PY, ROOT, TESTING_SERVER, RawServer
 
 
 def start_testing_server(*args, **kwargs):
     return minimcp.connect([PY, TESTING_SERVER, *args], **kwargs)
 
 
-class RawServer:
-    """A server process driven line by line, as a raw client would."""
-
-    def __init__(self, script=TESTING_SERVER):
-        self.proc = subprocess.Popen([PY, script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE)
-
-    def send(self, obj_or_line):
-        line = obj_or_line if isinstance(obj_or_line, (bytes, str)) else json.dumps(obj_or_line)
-        data = line.encode() if isinstance(line, str) else line
-        self.proc.stdin.write(data + b"\n")
-        self.proc.stdin.flush()
-
-    def recv(self):
-        line = self.proc.stdout.readline()
-        assert line, "server closed stdout"
-        return json.loads(line)
-
-    def initialize(self, version="2025-11-25"):
-        self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                   "params": {"protocolVersion": version, "capabilities": {},
-                              "clientInfo": {"name": "raw", "version": "0"}}})
-        reply = self.recv()
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        return reply
-
-    def close(self):
-        self.proc.stdin.close()
-        rest = self.proc.stdout.read()
-        code = self.proc.wait(10)
-        self.proc.stdout.close()
-        self.proc.stderr.close()
-        return code, rest
-
-
 @pytest.fixture
 def raw():
-    server = RawServer()
+    server = RawServer(TESTING_SERVER)
     yield server
     if server.proc.poll() is None:
         server.close()
@@ -168,7 +131,7 @@ def test_tool_that_raises_or_prints_leaves_the_stream_clean(raw):
 
 
 def test_server_exits_zero_on_stdin_eof_without_traceback():
-    server = RawServer()
+    server = RawServer(TESTING_SERVER)
     server.initialize()
     server.proc.stdin.close()
     assert server.proc.wait(10) == 0
