@@ -25,6 +25,8 @@ from .types import (LEGACY_VERSIONS, PROTOCOL_VERSION, Completion, Prompt, Promp
 log = logging.getLogger(__name__)
 server_log = logging.getLogger("minimcp.server_log")
 
+_URL_SCHEMES = ("http", "https", "ws", "wss")
+
 #: How many pages a list call follows before deciding the server loops.
 MAX_PAGES = 10_000
 
@@ -406,10 +408,10 @@ class Client:
         self.session.close()
 
 
-def connect(target: Union[Sequence[str], str], *, server: Any = None, env: Optional[Dict[str, str]] = None,
-            cwd: Optional[str] = None, on_stderr: Optional[Callable[[str], None]] = None,
-            timeout: float = 60.0, client_info: Optional[dict] = None,
-            trace: Optional[bool] = None, **handlers: Any) -> Client:
+def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Optional[str] = None,
+            env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None,
+            on_stderr: Optional[Callable[[str], None]] = None, timeout: float = 60.0,
+            client_info: Optional[dict] = None, trace: Optional[bool] = None, **handlers: Any) -> Client:
     """Connect to an MCP server, run the handshake, and return the :class:`Client`.
 
     Example::
@@ -418,11 +420,16 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, env: Optio
             ...
         with minimcp.connect("memory", server=my_server) as client:   # in-process
             ...
+        with minimcp.connect("filesystem", config=".mcp.json") as client:  # a host's mcpServers entry
+            ...
 
     Args:
-        target: a command (list of strings) to start as a stdio server, or
-            ``"memory"`` with ``server=``.
+        target: a command (list of strings) to start as a stdio server,
+            ``"memory"`` with ``server=``, or the name of a server in a host
+            config file (Claude Desktop, Claude Code, Cursor, VS Code).
         server: the :class:`~minimcp.Server` to connect to in memory.
+        config: the host config file to find a named server in (default:
+            the usual places; see :mod:`minimcp.config`).
         env: extra environment variables for a stdio server (merged over ours).
         cwd: a stdio server's working directory.
         on_stderr: ``callback(line)`` for a stdio server's stderr lines
@@ -439,6 +446,16 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, env: Optio
             (the exception carries its exit code and last stderr lines).
         ValueError: the target is not something minimcp can connect to.
     """
+    if isinstance(target, str) and target != "memory" and target.split(":", 1)[0] not in _URL_SCHEMES:
+        from .config import find_server  # a host config entry, by name
+
+        entry = find_server(target, config)
+        if "command" not in entry:
+            target = entry["url"]
+        else:
+            target = entry["command"]
+            env = {**entry.get("env", {}), **(env or {})}
+            cwd = cwd or entry.get("cwd")
     if isinstance(target, (list, tuple)):
         from .transports.stdio import SubprocessTransport
 
@@ -451,12 +468,9 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, env: Optio
         transport, server_end = pair()
         served = server.serve(server_end)
         transport.on_close = served.session.close
-    elif isinstance(target, str) and target.split(":", 1)[0] in ("http", "https", "ws", "wss"):
+    else:
         raise ValueError(f"cannot connect to {target!r}: HTTP and WebSocket transports are not in "
                          f"this version of minimcp yet; use a command list for stdio")
-    else:
-        raise ValueError(f"cannot connect to {target!r}: pass a command list such as "
-                         f"['python', 'server.py'], or 'memory' with server=...")
     client = Client(transport, timeout=timeout, client_info=client_info, trace=trace, **handlers)
     try:
         client.initialize()

@@ -213,7 +213,7 @@ def test_connect_refuses_targets_it_cannot_reach():
         minimcp.connect("memory")
     with pytest.raises(ValueError, match="not in this version"):
         minimcp.connect("http://127.0.0.1:1/mcp")
-    with pytest.raises(ValueError, match="command list"):
+    with pytest.raises(LookupError, match="some-name"):
         minimcp.connect("some-name")
 
 
