@@ -44,6 +44,7 @@ from typing import Any, Callable, Dict, Optional
 from . import jsonrpc
 from .errors import ConnectionClosed, RPCError, Timeout
 from .jsonrpc import ErrorResponse, Malformed, Notification, Request, Response
+from .threads import WorkerPool, join, start_thread
 
 log = logging.getLogger(__name__)
 
@@ -52,79 +53,7 @@ log = logging.getLogger(__name__)
 Handler = Callable[[dict, "RequestContext"], Any]
 ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
 
-_thread_ids = itertools.count(1)
 _event_lock = threading.Lock()
-
-
-def _start_thread(target: Callable, kind: str) -> threading.Thread:
-    # daemon=True is only a safety net (a stuck user handler must not keep
-    # the interpreter alive); the shutdown plan is close() joining each one.
-    thread = threading.Thread(target=target, name=f"minimcp-{kind}-{next(_thread_ids)}", daemon=True)
-    thread.start()
-    return thread
-
-
-def _join(thread: Optional[threading.Thread], timeout: float) -> None:
-    if thread is not None and thread is not threading.current_thread():
-        thread.join(timeout)
-        if thread.is_alive():
-            log.warning("thread %s did not stop within %.1fs", thread.name, timeout)
-
-
-class WorkerPool:
-    """A bounded pool of named worker threads, started on demand.
-
-    ``concurrent.futures.ThreadPoolExecutor`` would do, except that its
-    ``shutdown()`` cannot time out: one handler stuck in user code would hang
-    ``close()`` forever. This one joins with a deadline and logs stragglers.
-    """
-
-    def __init__(self, max_workers: int) -> None:
-        self.max_workers = max_workers
-        self._tasks: "queue.SimpleQueue" = queue.SimpleQueue()
-        self._idle = threading.Semaphore(0)
-        self._threads: list = []
-        self._lock = threading.Lock()
-        self._shutdown = False
-
-    @property
-    def threads(self) -> list:
-        """The worker threads started so far (a copy)."""
-        return list(self._threads)
-
-    def submit(self, fn: Callable, *args: Any) -> None:
-        """Run ``fn(*args)`` on a worker thread."""
-        self._tasks.put((fn, args))
-        if self._idle.acquire(blocking=False):
-            return  # an idle worker will pick it up
-        with self._lock:
-            if not self._shutdown and len(self._threads) < self.max_workers:
-                self._threads.append(_start_thread(self._work, "handler"))
-
-    def _work(self) -> None:
-        get = self._tasks.get
-        while True:
-            task = get()
-            if task is None:
-                return
-            fn, args = task
-            try:
-                fn(*args)
-            except BaseException:  # a worker must survive anything a task does
-                log.exception("unhandled error in a minimcp worker")
-            del task, fn, args
-            self._idle.release()
-
-    def shutdown(self, timeout: float = 5.0) -> None:
-        """Stop every worker after the queued tasks, joining each within ``timeout``."""
-        with self._lock:
-            self._shutdown = True
-            threads, self._threads = self._threads, []
-        for _ in threads:
-            self._tasks.put(None)
-        deadline = time.monotonic() + timeout
-        for thread in threads:
-            _join(thread, max(0.0, deadline - time.monotonic()))
 
 
 class RequestContext:
@@ -288,7 +217,7 @@ class Session:
 
     def start(self) -> None:
         """Start the reader thread (clients; a stdio server calls serve_forever())."""
-        self._reader = _start_thread(self._read_loop, "reader")
+        self._reader = start_thread(self._read_loop, "reader")
 
     def serve_forever(self, grace: float = 2.0) -> None:
         """Run the reader loop on this thread until the peer closes the stream.
@@ -470,7 +399,7 @@ class Session:
         with self._lock:
             if self._notes is None:
                 self._notes = queue.SimpleQueue()
-                self._dispatcher = _start_thread(self._dispatch_loop, "dispatch")
+                self._dispatcher = start_thread(self._dispatch_loop, "dispatch")
             notes = self._notes
         notes.put((callback, args))
 
@@ -634,7 +563,7 @@ class Session:
                 self._shut_down(grace)
             finally:
                 self._closed.set()
-        _join(self._reader, 5.0)
+        join(self._reader, 5.0)
 
     def _is_own_thread(self) -> bool:
         current = threading.current_thread()
@@ -649,11 +578,11 @@ class Session:
         for ctx in in_flight:
             ctx.cancelled.set()
         self.transport.close()
-        _join(self._reader, 5.0)
+        join(self._reader, 5.0)
         self._connection_lost(ConnectionClosed("the session was closed"))
         with self._lock:
             notes = self._notes
         if notes is not None:
             notes.put(None)
-            _join(self._dispatcher, 5.0)
+            join(self._dispatcher, 5.0)
         self._workers.shutdown(timeout=5.0)
