@@ -125,6 +125,8 @@ class Client:
         self.server_capabilities: dict = {}
         self.instructions: Optional[str] = None
         self._tools: Optional[List[Tool]] = None
+        if hasattr(transport, "on_session_expired"):  # HTTP: a 404 means "start a new session"
+            transport.on_session_expired = self.initialize
 
     def __repr__(self) -> str:
         name = self.server_info.get("name", "?")
@@ -176,6 +178,7 @@ class Client:
         self.instructions = result.get("instructions")
         self.session.allow_batches = version == "2025-03-26"
         self.session.notify("notifications/initialized")
+        self.session.transport.negotiated(version)
         return result
 
     def _require(self, capability: str, sub: Optional[str] = None) -> None:
@@ -410,8 +413,9 @@ class Client:
 
 def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Optional[str] = None,
             env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None,
-            on_stderr: Optional[Callable[[str], None]] = None, timeout: float = 60.0,
-            client_info: Optional[dict] = None, trace: Optional[bool] = None, **handlers: Any) -> Client:
+            on_stderr: Optional[Callable[[str], None]] = None, headers: Optional[Dict[str, str]] = None,
+            auth: Any = None, timeout: float = 60.0, client_info: Optional[dict] = None,
+            trace: Optional[bool] = None, **handlers: Any) -> Client:
     """Connect to an MCP server, run the handshake, and return the :class:`Client`.
 
     Example::
@@ -420,12 +424,17 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Op
             ...
         with minimcp.connect("memory", server=my_server) as client:   # in-process
             ...
+        with minimcp.connect("http://127.0.0.1:8000/mcp") as client:   # Streamable HTTP
+            ...
         with minimcp.connect("filesystem", config=".mcp.json") as client:  # a host's mcpServers entry
             ...
 
     Args:
-        target: a command (list of strings) to start as a stdio server,
-            ``"memory"`` with ``server=``, or the name of a server in a host
+        target: a command (list of strings) to start as a stdio server;
+            an ``http(s)://`` URL (Streamable HTTP, falling back to the
+            2024-11-05 HTTP+SSE transport; a URL ending in ``/sse`` picks that
+            directly); a ``ws(s)://`` URL (WebSocket, not in the MCP spec);
+            ``"memory"`` with ``server=``; or the name of a server in a host
             config file (Claude Desktop, Claude Code, Cursor, VS Code).
         server: the :class:`~minimcp.Server` to connect to in memory.
         config: the host config file to find a named server in (default:
@@ -434,6 +443,8 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Op
         cwd: a stdio server's working directory.
         on_stderr: ``callback(line)`` for a stdio server's stderr lines
             (default: write them to our ``sys.stderr``).
+        headers: extra HTTP headers (say, ``Authorization``) for a URL target.
+        auth: a ``requests`` auth object for a URL target.
         timeout: the default seconds each call waits, the handshake included.
         client_info: ``{"name": ..., "version": ...}`` to introduce ourselves.
         trace: print every message to stderr (also ``MINIMCP_TRACE=1``).
@@ -451,7 +462,9 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Op
 
         entry = find_server(target, config)
         if "command" not in entry:
-            target = entry["url"]
+            target, headers = entry["url"], {**entry.get("headers", {}), **(headers or {})}
+            if entry.get("transport") == "sse" and not target.rstrip("/").endswith("/sse"):
+                return _connect_url(target, "sse", headers, auth, timeout, client_info, trace, handlers)
         else:
             target = entry["command"]
             env = {**entry.get("env", {}), **(env or {})}
@@ -469,12 +482,40 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Op
         served = server.serve(server_end)
         transport.on_close = served.session.close
     else:
-        raise ValueError(f"cannot connect to {target!r}: HTTP and WebSocket transports are not in "
-                         f"this version of minimcp yet; use a command list for stdio")
-    client = Client(transport, timeout=timeout, client_info=client_info, trace=trace, **handlers)
+        return _connect_url(target, None, headers, auth, timeout, client_info, trace, handlers)
+    return _start(Client(transport, timeout=timeout, client_info=client_info, trace=trace, **handlers))
+
+
+def _start(client: Client) -> Client:
+    """Run the handshake; on any failure close what was opened."""
     try:
         client.initialize()
     except BaseException:
         client.close()
         raise
     return client
+
+
+def _connect_url(url: str, kind: Optional[str], headers: Optional[Dict[str, str]], auth: Any, timeout: float,
+                 client_info: Optional[dict], trace: Optional[bool], handlers: Dict[str, Any]) -> Client:
+    scheme = url.split(":", 1)[0]
+    options: Dict[str, Any] = dict(timeout=timeout, client_info=client_info, trace=trace, **handlers)
+    if scheme in ("ws", "wss"):
+        from .transports.websocket import WebSocketTransport
+
+        return _start(Client(WebSocketTransport(url, headers=headers, timeout=timeout), **options))
+    from .transports.sse import SSETransport
+
+    if kind == "sse" or url.rstrip("/").endswith("/sse"):
+        return _start(Client(SSETransport(url, headers=headers, auth=auth, timeout=timeout), **options))
+    from .transports.http import StreamableHTTPTransport
+
+    try:
+        return _start(Client(StreamableHTTPTransport(url, headers=headers, auth=auth, timeout=timeout), **options))
+    except RPCError as exc:
+        # spec basic/transports "Backwards Compatibility": a POST of initialize
+        # refused with 400/404/405 means an old HTTP+SSE server may be there.
+        if not isinstance(exc.data, dict) or exc.data.get("httpStatus") not in (400, 404, 405):
+            raise
+        log.info("%s refused Streamable HTTP (%s); trying the 2024-11-05 HTTP+SSE transport", url, exc)
+    return _start(Client(SSETransport(url, headers=headers, auth=auth, timeout=timeout), **options))

@@ -72,6 +72,18 @@ class Context(RequestContext):
         """The client's ``clientInfo`` (name, version), self-reported."""
         return self.session.owner.client_info
 
+    @property
+    def principal(self) -> Any:
+        """Who the client authenticated as (what the HTTP ``auth`` hook returned), or None."""
+        return self.session.owner.principal
+
+    def close_sse_stream(self) -> None:
+        """End this request's SSE stream now; the client reconnects and resumes (Streamable HTTP,
+        2025-11-25 polling). Messages sent meanwhile are kept for it. Elsewhere: does nothing."""
+        close = getattr(self.session.transport, "close_stream", None)
+        if close is not None:
+            close(self.request_id)
+
     def log(self, level: str, data: Any, logger: Optional[str] = None) -> None:
         """Send a log message to the client, if it asked for this level or above.
 
@@ -185,8 +197,11 @@ class Context(RequestContext):
 class ServerConnection:
     """One client's connection to a :class:`~minimcp.Server`: what it negotiated, and its session."""
 
-    def __init__(self, server: "Server", transport: Any, trace: bool) -> None:
+    def __init__(self, server: "Server", transport: Any, trace: bool, workers: Any = None,
+                 principal: Any = None) -> None:
         self.server = server
+        #: Who the client authenticated as (HTTP with an ``auth`` hook), else None.
+        self.principal = principal
         self.protocol_version: Optional[str] = None
         self.client_capabilities: dict = {}
         self.client_info: dict = {}
@@ -198,7 +213,8 @@ class ServerConnection:
         self.session = Session(transport, self.handlers(),
                                {"notifications/roots/list_changed": self._roots_changed},
                                owner=self, context_class=Context, max_workers=server.max_workers,
-                               timeout=server.timeout, trace=trace, name=f"server {server.name}")
+                               timeout=server.timeout, trace=trace, name=f"server {server.name}",
+                               workers=workers)
         self.session.inline_methods = {"initialize"}
 
     def handlers(self) -> Dict[str, Callable]:

@@ -394,15 +394,48 @@ class Server:
             connection.session.serve_forever()
         return connection
 
-    def run(self, transport: str = "stdio") -> None:
-        """Serve until the client goes away; ``"stdio"`` is the only transport yet.
+    def wsgi_app(self, path: str = "/mcp", **options: Any) -> Any:
+        """A WSGI application serving this server over Streamable HTTP at ``path``.
+
+        Run it with ``server.run("http")``, or under gunicorn::
+
+            app = server.wsgi_app(stateless=True)   # gunicorn -k gthread -w 4 'module:app'
+
+        ``options`` are those of :class:`minimcp.wsgi.MCPApp` (``stateless``,
+        ``json_response``, ``allowed_hosts``, ``allowed_origins``, ``auth``,
+        ``max_body``, ``event_store``, ``sse_path`` ...).
+        """
+        from .wsgi import MCPApp  # late: a stdio server never loads the HTTP code
+
+        return MCPApp(self, path, **options)
+
+    def run(self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000,
+            websocket_path: Optional[str] = None, **options: Any) -> None:
+        """Serve until stopped: ``"stdio"`` (the default) or ``"http"``.
 
         On stdio, the process's stdout carries the protocol and nothing
         else: while serving, ``print()`` goes to stderr. Returns (so the
         process exits 0) when stdin closes, on SIGTERM, or on Ctrl-C.
+
+        ``"http"`` serves :meth:`wsgi_app` (``options`` go to it) on the
+        built-in threaded server at ``http://host:port/mcp`` until Ctrl-C or
+        SIGTERM, then stops gracefully. It binds 127.0.0.1 unless told
+        otherwise; a public host needs ``allowed_hosts=[...]`` too.
+        ``websocket_path="/ws"`` also serves WebSocket there (not an MCP
+        standard transport); ``"websocket"`` serves only that, at ``/ws``.
         """
+        if transport in ("http", "websocket"):
+            from .httpserver import serve
+
+            if transport == "websocket":
+                websocket_path = websocket_path or "/ws"
+                app: Any = _not_found
+            else:
+                app = self.wsgi_app(**options)
+            serve(app, host, port, websockets={websocket_path: self} if websocket_path else None)
+            return
         if transport != "stdio":
-            raise ValueError(f"unknown transport {transport!r}; this version serves 'stdio'")
+            raise ValueError(f"unknown transport {transport!r}; use 'stdio', 'http' or 'websocket'")
         from .transports.stdio import StdioTransport, watch_parent
 
         in_main = threading.current_thread() is threading.main_thread()
@@ -424,3 +457,8 @@ class Server:
 
 def _raise_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
+
+
+def _not_found(environ: dict, start_response: Callable) -> List[bytes]:
+    start_response("404 Not Found", [("Content-Type", "text/plain"), ("Content-Length", "39")])
+    return [b"this server speaks MCP over WebSocket\n"]

@@ -169,12 +169,15 @@ class Session:
         timeout: the default seconds ``request()`` waits for an answer.
         trace: print every message to stderr, ``→`` sent and ``←`` received.
         name: a label for logs and the trace.
+        workers: a worker pool to share with other sessions (an HTTP server
+            gives all its sessions one); by default the session has its own.
     """
 
     def __init__(self, transport: Any, handlers: Optional[Dict[str, Handler]] = None,
                  notification_handlers: Optional[Dict[str, Callable[[dict], Any]]] = None, *,
                  owner: Any = None, context_class: type = RequestContext, max_workers: int = 16,
-                 timeout: float = 60.0, trace: bool = False, name: str = "minimcp") -> None:
+                 timeout: float = 60.0, trace: bool = False, name: str = "minimcp",
+                 workers: Optional[WorkerPool] = None) -> None:
         self.transport = transport
         self.handlers: Dict[str, Handler] = {"ping": _ping}
         self.handlers.update(handlers or {})
@@ -200,7 +203,9 @@ class Session:
         self._in_flight: Dict[Any, RequestContext] = {}
         self._drained = threading.Condition(self._lock)
         self._batches: Dict[Any, _Batch] = {}
-        self._workers = WorkerPool(max_workers)
+        # A pool shared by many sessions (an HTTP server's) is its owner's to shut down.
+        self._own_workers = workers is None
+        self._workers = WorkerPool(max_workers) if workers is None else workers
         self._notes: "Optional[queue.SimpleQueue]" = None
         self._dispatcher: Optional[threading.Thread] = None
         self._reader: Optional[threading.Thread] = None
@@ -245,6 +250,15 @@ class Session:
         self._connection_lost(error)
         if self.close_on_eof:
             self.close(grace=2.0)
+
+    def receive(self, message: Any) -> None:
+        """Take in one message that arrived some other way than ``transport.read()``.
+
+        For transports that are pushed to rather than read from (an HTTP
+        server gets each message in a POST): the caller's thread does what
+        the reader thread would, then returns at once.
+        """
+        self._receive(message)
 
     def _receive(self, message: Any) -> None:
         if self.trace:
@@ -567,7 +581,8 @@ class Session:
 
     def _is_own_thread(self) -> bool:
         current = threading.current_thread()
-        return current is self._reader or current is self._dispatcher or current in self._workers.threads
+        return current is self._reader or current is self._dispatcher or (
+            self._own_workers and current in self._workers.threads)
 
     def _shut_down(self, grace: float) -> None:
         deadline = time.monotonic() + grace
@@ -585,4 +600,5 @@ class Session:
         if notes is not None:
             notes.put(None)
             join(self._dispatcher, 5.0)
-        self._workers.shutdown(timeout=5.0)
+        if self._own_workers:
+            self._workers.shutdown(timeout=5.0)

@@ -211,7 +211,7 @@ def test_batches_are_answered_under_2025_03_26_only():
 def test_connect_refuses_targets_it_cannot_reach():
     with pytest.raises(ValueError, match="server="):
         minimcp.connect("memory")
-    with pytest.raises(ValueError, match="not in this version"):
+    with pytest.raises(minimcp.ConnectionClosed, match="cannot reach"):
         minimcp.connect("http://127.0.0.1:1/mcp")
     with pytest.raises(LookupError, match="some-name"):
         minimcp.connect("some-name")

@@ -40,6 +40,9 @@ class Transport:
         """End the connection and free its resources. Idempotent."""
         raise NotImplementedError
 
+    def negotiated(self, version: str) -> None:
+        """Called once the handshake agreed on ``version`` (HTTP sends it as a header from then on)."""
+
     def closed_error(self) -> ConnectionClosed:
         """Return the error pending callers get once the stream has ended."""
         return ConnectionClosed("the peer closed the connection")

@@ -1,0 +1,294 @@
+"""A small threaded HTTP/1.1 server for WSGI apps, from the standard library.
+
+What ``server.run("http")`` uses, so an MCP server needs nothing else to go
+on the network: one thread per connection, keep-alive, responses of unknown
+length streamed with chunked encoding (each SSE event is sent as it is
+yielded), ``TCP_NODELAY`` (without it keep-alive requests wait ~40 ms on
+delayed ACKs), and a graceful stop: stop accepting, end the SSE streams,
+let in-flight requests finish, release the port.
+
+For production, run the same WSGI app under gunicorn or waitress instead.
+"""
+
+import logging
+import signal
+import socket
+import socketserver
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any, Callable, Dict, List, Optional, Tuple
+from urllib.parse import urlsplit
+
+from .threads import join, start_thread
+
+log = logging.getLogger(__name__)
+
+
+class _Body:
+    """``wsgi.input``: the request body, never read past its Content-Length."""
+
+    def __init__(self, rfile: Any, length: int) -> None:
+        self.rfile, self.remaining = rfile, length
+
+    def read(self, size: int = -1) -> bytes:
+        if size < 0 or size > self.remaining:
+            size = self.remaining
+        data = self.rfile.read(size) if size else b""
+        self.remaining -= len(data)
+        return data
+
+    def readline(self, size: int = -1) -> bytes:
+        data = self.rfile.readline(min(size, self.remaining) if size >= 0 else self.remaining)
+        self.remaining -= len(data)
+        return data
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    timeout = 120  # an idle keep-alive connection is closed after this many seconds
+    server: "WSGIServer"
+
+    def handle_one_request(self) -> None:
+        """Read one request and run the app for it (any method)."""
+        try:
+            self.raw_requestline = self.rfile.readline(65537)
+        except (OSError, ValueError):
+            self.close_connection = True
+            return
+        if not self.raw_requestline or self.server.stopping.is_set():
+            self.close_connection = True
+            return
+        if len(self.raw_requestline) > 65536:
+            self.send_error(414)
+            return
+        if not self.parse_request():
+            return
+        route = self.server.websockets.get(self.path.partition("?")[0])
+        if route is not None and self.headers.get("Upgrade", "").lower() == "websocket":
+            self._websocket(route)
+            return
+        self._run_app()
+
+    def _websocket(self, mcp_server: Any) -> None:
+        """Upgrade to a WebSocket (RFC 6455 §4.2) and serve MCP on it until the client leaves."""
+        from .transports.websocket import WebSocketServerTransport, accept_key
+
+        key = self.headers.get("Sec-WebSocket-Key")
+        origin = self.headers.get("Origin")
+        if not key or self.headers.get("Sec-WebSocket-Version") != "13":
+            self.send_error(400, "Bad Request: not a WebSocket version 13 handshake")
+            return
+        if origin and urlsplit(origin).hostname not in ("localhost", "127.0.0.1", "::1"):
+            self.send_error(403, "Forbidden: origin not allowed")  # DNS rebinding, as for HTTP
+            return
+        offered = [p.strip() for p in self.headers.get("Sec-WebSocket-Protocol", "").split(",")]
+        head = ["HTTP/1.1 101 Switching Protocols", "Upgrade: websocket", "Connection: Upgrade",
+                f"Sec-WebSocket-Accept: {accept_key(key)}"]
+        if "mcp" in offered:
+            head.append("Sec-WebSocket-Protocol: mcp")
+        self.wfile.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
+        self.close_connection = True
+        mcp_server.serve(WebSocketServerTransport(self.rfile, self.wfile), background=False)
+
+    def _environ(self, body: _Body) -> Dict[str, Any]:
+        path, _, query = self.path.partition("?")
+        environ = {
+            "REQUEST_METHOD": self.command, "SCRIPT_NAME": "", "PATH_INFO": path, "QUERY_STRING": query,
+            "SERVER_NAME": self.server.server_address[0], "SERVER_PORT": str(self.server.server_address[1]),
+            "SERVER_PROTOCOL": self.request_version, "REMOTE_ADDR": self.client_address[0],
+            "CONTENT_TYPE": self.headers.get("Content-Type", ""),
+            "CONTENT_LENGTH": self.headers.get("Content-Length", ""),
+            "wsgi.version": (1, 0), "wsgi.url_scheme": "http", "wsgi.input": body, "wsgi.errors": sys.stderr,
+            "wsgi.multithread": True, "wsgi.multiprocess": False, "wsgi.run_once": False,
+        }
+        for name, value in self.headers.items():
+            key = "HTTP_" + name.upper().replace("-", "_")
+            if key not in ("HTTP_CONTENT_TYPE", "HTTP_CONTENT_LENGTH"):
+                environ[key] = f"{environ[key]},{value}" if key in environ else value
+        return environ
+
+    def _run_app(self) -> None:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            self.send_error(411, "Length Required: send a Content-Length")
+            self.close_connection = True
+            return
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            self.send_error(400, "Bad Content-Length")
+            return
+        body = _Body(self.rfile, length)
+        response: List[Any] = []  # [status, headers] once start_response is called
+
+        def start_response(status: str, headers: List[Tuple[str, str]], exc_info: Any = None) -> Callable:
+            response[:] = [status, headers]
+            return self.wfile.write
+
+        result = self.server.app(self._environ(body), start_response)
+        try:
+            self._send(result, response)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client went away mid-response
+        finally:
+            close = getattr(result, "close", None)
+            if close is not None:
+                close()  # a generator's finally runs now: streams detach, resources go
+        if body.remaining:
+            # The app did not read the whole body: drain a little, else the
+            # leftover bytes would be read as the next request.
+            if body.remaining > 65536:
+                self.close_connection = True
+            else:
+                body.read()
+
+    def _send(self, result: Any, response: List[Any]) -> None:
+        chunks = iter(result)
+        first = next(chunks, b"")
+        status, headers = response
+        names = {name.lower() for name, _ in headers}
+        streamed = "content-length" not in names
+        head = [f"{self.protocol_version} {status}\r\n"]
+        head += [f"{name}: {value}\r\n" for name, value in headers]
+        if streamed:
+            head.append("Transfer-Encoding: chunked\r\n")
+        if self.close_connection:
+            head.append("Connection: close\r\n")
+        head.append("\r\n")
+        data = "".join(head).encode("latin-1")
+        if not streamed:  # headers and body in one send: no Nagle/delayed-ACK stall
+            self.wfile.write(data + first + b"".join(chunks))
+            return
+        self.wfile.write(data + (b"%x\r\n%s\r\n" % (len(first), first) if first else b""))
+        for chunk in chunks:
+            if chunk:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        self.wfile.write(b"0\r\n\r\n")
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Log requests at debug level through ``logging`` (never to stdout)."""
+        log.debug("%s %s", self.address_string(), format % args)
+
+
+class WSGIServer(socketserver.ThreadingMixIn, HTTPServer):
+    """The listening socket, one named thread per connection, and a graceful stop."""
+
+    daemon_threads = True
+    block_on_close = False  # stop() joins the threads itself, with a deadline
+    allow_reuse_address = True
+
+    def __init__(self, address: Tuple[str, int], app: Callable, websockets: Optional[Dict[str, Any]] = None) -> None:
+        self.app = app
+        #: path -> minimcp Server, served over WebSocket at that path
+        self.websockets = dict(websockets or {})
+        self.stopping = threading.Event()
+        self._connections: Dict[threading.Thread, socket.socket] = {}
+        self._conn_lock = threading.Lock()
+        super().__init__(address, _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Serve one connection on its own thread (named, and tracked for stop())."""
+        def serve() -> None:
+            try:
+                self.finish_request(request, client_address)
+            except Exception:
+                self.handle_error(request, client_address)
+            finally:
+                self.shutdown_request(request)
+                with self._conn_lock:
+                    self._connections.pop(threading.current_thread(), None)
+
+        with self._conn_lock:
+            thread = start_thread(serve, "http")
+            self._connections[thread] = request
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Log a failed connection instead of printing a traceback to stderr."""
+        log.exception("error serving %s", client_address)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop accepting, let in-flight requests finish (up to ``timeout``), release the port.
+
+        Must not be called from the thread running ``serve_forever()``.
+        """
+        self.stopping.set()
+        self.shutdown()
+        close = getattr(self.app, "close", None)
+        if close is not None:
+            close()  # ends every SSE stream, so their threads can finish
+        with self._conn_lock:
+            connections = dict(self._connections)
+        for sock in connections.values():
+            try:
+                sock.shutdown(socket.SHUT_RD)  # idle keep-alive readers see EOF; writes still go out
+            except OSError:
+                pass
+        deadline = time.monotonic() + timeout
+        for thread in connections:
+            join(thread, max(0.0, deadline - time.monotonic()))
+        self.server_close()
+
+
+def serve(app: Callable, host: str = "127.0.0.1", port: int = 8000,
+          ready: Optional[Callable[[WSGIServer], None]] = None, websockets: Optional[Dict[str, Any]] = None) -> None:
+    """Serve ``app`` until Ctrl-C or SIGTERM, then stop gracefully.
+
+    Binds ``127.0.0.1`` unless told otherwise (spec: local servers SHOULD
+    bind to localhost only). ``ready(server)`` is called once it listens.
+    ``websockets`` maps paths to minimcp Servers served over WebSocket there.
+    """
+    httpd = WSGIServer((host, port), app, websockets)
+    stop = threading.Event()
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set()) if in_main else None
+    serving = start_thread(httpd.serve_forever, "http-accept")
+    log.info("MCP server listening on http://%s:%d", *httpd.server_address[:2])
+    if ready is not None:
+        ready(httpd)
+    try:
+        stop.wait()  # the signal handler (main thread) sets it; Ctrl-C raises here
+    except KeyboardInterrupt:
+        pass
+    finally:
+        httpd.stop()
+        join(serving, 5.0)
+        if in_main:
+            signal.signal(signal.SIGTERM, previous)
+
+
+class BackgroundServer:
+    """Run a WSGI app on a background thread (for tests and embedding); a context manager.
+
+    Example::
+
+        with BackgroundServer(server.wsgi_app()) as running:
+            client = minimcp.connect(running.url + "/mcp")
+
+    Binds port 0 (a free port) on 127.0.0.1 by default; ``url`` says where.
+    """
+
+    def __init__(self, app: Callable, host: str = "127.0.0.1", port: int = 0,
+                 websockets: Optional[Dict[str, Any]] = None) -> None:
+        self.httpd = WSGIServer((host, port), app, websockets)
+        self.url = f"http://{host}:{self.httpd.server_address[1]}"
+        self._thread: Optional[threading.Thread] = None
+
+    def start(self) -> "BackgroundServer":
+        """Start serving (the socket already listens, so requests can be sent at once)."""
+        self._thread = start_thread(self.httpd.serve_forever, "http-accept")
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop gracefully and join every thread."""
+        if self._thread is not None:
+            self.httpd.stop(timeout)
+            join(self._thread, 5.0)
+            self._thread = None
+
+    def __enter__(self) -> "BackgroundServer":
+        return self.start()
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.stop()

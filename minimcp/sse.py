@@ -1,0 +1,208 @@
+"""Server-Sent Events for the HTTP server: the wire format, streams, and the event store.
+
+spec basic/transports "Streamable HTTP" (2025-03-26 … 2025-11-25): a POST
+that carries a request is answered with JSON or with an SSE stream that
+carries messages about that request and then its response; a GET opens a
+standalone stream for everything else. Each message on a stream is an SSE
+event with an ``id``; a client whose connection dropped sends
+``Last-Event-ID`` on a GET and the events after it are replayed (2025-11-25
+"resumability"), then the stream goes on live.
+
+An :class:`OutStream` is one *logical* stream: messages are pushed to it by
+the session, whichever HTTP connection (the POST's, or a resuming GET's)
+happens to be attached. In SSE mode every message is stored in the
+:class:`EventStore` as it is pushed, so a connection reads "everything after
+the last id I sent" whether the event is new or replayed.
+"""
+
+import collections
+import secrets
+import threading
+from typing import Deque, Dict, Iterator, List, Optional, Tuple
+
+#: Seconds between ``: keepalive`` comments on an idle stream; writing them is
+#: also how a vanished client is noticed, so its thread is freed.
+KEEPALIVE_SECONDS = 15.0
+
+
+def format_event(data: str, event_id: Optional[str] = None, event: str = "message",
+                 retry_ms: Optional[int] = None) -> bytes:
+    """One SSE event, ready to write (``data`` must be a single line, as JSON-RPC messages are)."""
+    lines = []
+    if event_id is not None:
+        lines.append(f"id: {event_id}")
+    if retry_ms is not None:
+        lines.append(f"retry: {retry_ms}")
+    if event:
+        lines.append(f"event: {event}")
+    lines.append(f"data: {data}")
+    return ("\n".join(lines) + "\n\n").encode("utf-8")
+
+
+class EventStore:
+    """Where SSE events are kept for resumption. Subclass it to keep them elsewhere (Redis, say).
+
+    Event ids name their stream, so ``events_after(last_id)`` can tell which
+    stream to replay: only that one (spec: never replay other streams' messages).
+    """
+
+    def store(self, stream_id: str, data: str) -> str:
+        """Keep one event of ``stream_id`` and return its new, unique event id."""
+        raise NotImplementedError
+
+    def events_after(self, event_id: str) -> Optional[Tuple[str, List[Tuple[str, str]]]]:
+        """The stream ``event_id`` belongs to and its events after it, or ``None`` if unknown."""
+        raise NotImplementedError
+
+    def forget(self, stream_id: str) -> None:
+        """Drop a stream's events (its session ended)."""
+
+
+class MemoryEventStore(EventStore):
+    """A bounded in-memory :class:`EventStore`.
+
+    Args:
+        max_events: events kept per stream (the oldest go first).
+        max_streams: streams kept (the least recently written go first).
+    """
+
+    def __init__(self, max_events: int = 1000, max_streams: int = 10_000) -> None:
+        self.max_events = max_events
+        self.max_streams = max_streams
+        self._streams: "collections.OrderedDict[str, Deque[Tuple[int, str]]]" = collections.OrderedDict()
+        self._next: Dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def store(self, stream_id: str, data: str) -> str:
+        """Keep one event; evict the oldest event or stream past the bounds."""
+        with self._lock:
+            events = self._streams.get(stream_id)
+            if events is None:
+                events = self._streams[stream_id] = collections.deque(maxlen=self.max_events)
+                while len(self._streams) > self.max_streams:
+                    old, _ = self._streams.popitem(last=False)
+                    self._next.pop(old, None)
+            else:
+                self._streams.move_to_end(stream_id)
+            seq = self._next.get(stream_id, 0) + 1
+            self._next[stream_id] = seq
+            events.append((seq, data))
+        return f"{stream_id}-{seq}"
+
+    def events_after(self, event_id: str) -> Optional[Tuple[str, List[Tuple[str, str]]]]:
+        """Replay what came after ``event_id`` on its own stream."""
+        stream_id, _, seq_text = event_id.rpartition("-")
+        if not seq_text.isdigit():
+            return None
+        seq = int(seq_text)
+        with self._lock:
+            events = self._streams.get(stream_id)
+            if events is None:
+                return None
+            return stream_id, [(f"{stream_id}-{n}", data) for n, data in events if n > seq]
+
+    def forget(self, stream_id: str) -> None:
+        """Drop a stream's events."""
+        with self._lock:
+            self._streams.pop(stream_id, None)
+            self._next.pop(stream_id, None)
+
+
+class OutStream:
+    """One logical stream of messages to the client: a POST's, or the standalone GET stream.
+
+    Until the first message it is *undecided*: messages wait in memory, and
+    the POST's thread picks JSON (the first message is the only response)
+    or SSE. In SSE mode every message goes to the event store as it comes.
+
+    Args:
+        store: where events are kept.
+        expected: the ids of the responses that end the stream (empty for
+            the standalone stream, which never ends by itself).
+    """
+
+    def __init__(self, store: EventStore, expected: Optional[set] = None) -> None:
+        self.id = secrets.token_hex(8)
+        self.store = store
+        self.expected = set(expected or ())
+        self.standalone = not self.expected
+        self.sse = self.standalone
+        self.pending: List[Tuple[str, bool]] = []  # (text, is_response) before the decision
+        self.closed_by_server = False
+        self.abandoned = False  # the request was cancelled: nothing more will come
+        self.cond = threading.Condition()
+        self.last_id: Optional[str] = None
+
+    @property
+    def done(self) -> bool:
+        """True once every expected response was pushed (never, for the standalone stream)."""
+        return not self.standalone and not self.expected
+
+    def push(self, text: str, response_id: object = None) -> None:
+        """Add one message; ``response_id`` is set when it is the response to a request."""
+        with self.cond:
+            is_response = response_id is not None and response_id in self.expected
+            if is_response:
+                self.expected.discard(response_id)
+            if self.sse:
+                self.last_id = self.store.store(self.id, text)
+            else:
+                self.pending.append((text, is_response))
+            self.cond.notify_all()
+
+    def first_messages(self, timeout: Optional[float] = None) -> List[Tuple[str, bool]]:
+        """Wait for the first message(s) of an undecided stream and return them."""
+        with self.cond:
+            self.cond.wait_for(lambda: self.pending or self.abandoned or self.closed_by_server, timeout)
+            return list(self.pending)
+
+    def switch_to_sse(self) -> str:
+        """Decide SSE: store what waited, return the id the stream starts after."""
+        with self.cond:
+            start = self.store.store(self.id, "")  # the priming event's id (spec 2025-11-25)
+            for text, _ in self.pending:
+                self.last_id = self.store.store(self.id, text)
+            self.pending = []
+            self.sse = True
+            return start
+
+    def close_by_server(self) -> None:
+        """End the HTTP response now; the client resumes with GET + Last-Event-ID (2025-11-25 polling)."""
+        with self.cond:
+            self.closed_by_server = True
+            self.cond.notify_all()
+
+    def abandon(self) -> None:
+        """Nothing more will come (the request was cancelled, or the session ended)."""
+        with self.cond:
+            self.abandoned = True
+            self.cond.notify_all()
+
+    def events(self, after: str, keepalive: float = KEEPALIVE_SECONDS) -> Iterator[bytes]:
+        """Yield SSE bytes for everything after event ``after``, live, until the stream ends.
+
+        Yields a ``: keepalive`` comment when idle, so a client that went
+        away is noticed by the failed write and its thread freed. Ends when
+        every expected response was sent, when the server closes the stream
+        (the client resumes later), or when it is abandoned.
+        """
+        last = after
+        while True:
+            replay = self.store.events_after(last)
+            if replay is None:
+                return  # the store forgot this stream: nothing to resume
+            for event_id, data in replay[1]:
+                last = event_id
+                if data:  # the priming event is empty: never resend it
+                    yield format_event(data, event_id)
+            with self.cond:  # never yield while holding it
+                if self.last_id is not None and self.last_id != last:
+                    continue  # more came while we were writing
+                if self.done or self.abandoned:
+                    return
+                if self.closed_by_server:
+                    self.closed_by_server = False  # the resuming connection streams on
+                    return
+                woke = self.cond.wait(keepalive)
+            if not woke:
+                yield b": keepalive\n\n"

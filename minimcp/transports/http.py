@@ -1,0 +1,320 @@
+"""Streamable HTTP, client side (spec basic/transports, 2025-03-26 … 2025-11-25).
+
+Every message we send is a POST. The answer to a request comes back as
+JSON, or as an SSE stream that may first carry the server's notifications
+and requests about it; a background thread reads such a stream, so the
+caller's ``timeout`` keeps working. Everything that arrives goes into one
+queue that the session's reader thread drains (``read()``).
+
+Also here: the ``Mcp-Session-Id`` and ``MCP-Protocol-Version`` headers, the
+standalone GET stream (opened once the session starts, if the server
+allows it: 405 means no), resuming a broken stream with ``Last-Event-ID``
+after the server's ``retry`` delay, DELETE on close, and a fresh
+``initialize`` (then one retry) when the server says the session expired (404).
+
+``requests`` and ``sseclient`` are imported here and only here.
+"""
+
+import logging
+import queue
+import socket
+import threading
+from typing import Any, Callable, Dict, Optional, Set
+
+import requests
+import sseclient
+
+from .. import jsonrpc
+from ..errors import ConnectionClosed
+from ..jsonrpc import ErrorResponse, Request
+from ..threads import join, start_thread
+from . import Transport
+
+log = logging.getLogger(__name__)
+
+#: JSON-RPC error code for HTTP-level failures (JSON-RPC's "server error" range).
+HTTP_ERROR = -32000
+_RESUME_ATTEMPTS = 5
+
+
+def http_error(request_id: Any, response: "requests.Response") -> ErrorResponse:
+    """The JSON-RPC error a failed POST means for the request it carried.
+
+    Uses the server's JSON-RPC error body when it sent one; ``data`` keeps
+    the HTTP status, so callers (and the legacy fallback) can tell a 404 from a 405.
+    """
+    code, message = HTTP_ERROR, f"HTTP {response.status_code} {response.reason}"
+    try:
+        error = response.json().get("error") or {}
+        if isinstance(error.get("code"), int):
+            code, message = error["code"], f"{message}: {error.get('message', '')}"
+    except ValueError:
+        if response.text:
+            message += f": {response.text[:200]}"
+    if response.status_code == 401:
+        message += " (pass auth= or headers= to connect())"
+    return ErrorResponse(request_id, code, message, {"httpStatus": response.status_code})
+
+
+class StreamableHTTPTransport(Transport):
+    """The client end of Streamable HTTP.
+
+    Example::
+
+        transport = StreamableHTTPTransport("http://127.0.0.1:8000/mcp",
+                                            headers={"Authorization": "Bearer ..."})
+
+    Args:
+        url: the MCP endpoint.
+        headers: extra headers for every request.
+        auth: a ``requests`` auth object (or ``(user, password)``).
+        timeout: seconds to wait for the server to start answering a POST.
+        connections: how many keep-alive connections to pool (one per
+            thread that calls at once is ideal).
+    """
+
+    def __init__(self, url: str, *, headers: Optional[Dict[str, str]] = None, auth: Any = None,
+                 timeout: float = 60.0, connections: int = 64) -> None:
+        self.url = url
+        self.timeout = timeout
+        self.http = requests.Session()
+        adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=connections)
+        self.http.mount("http://", adapter)
+        self.http.mount("https://", adapter)
+        self.http.headers.update(headers or {})
+        self.http.auth = auth
+        #: Set from the server's answer to initialize.
+        self.session_id: Optional[str] = None
+        self.protocol_version: Optional[str] = None
+        #: Called (with no arguments) to start a fresh session after a 404; the Client sets it.
+        self.on_session_expired: Optional[Callable[[], None]] = None
+        self._inbox: "queue.SimpleQueue" = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._readers: Set[threading.Thread] = set()
+        self._responses: Set[Any] = set()
+        self._listener: Optional[threading.Thread] = None
+        self._closed = False
+        self._stop = threading.Event()  # set by close(): wakes threads waiting to reconnect
+        self._expired = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<StreamableHTTPTransport {self.url} session={self.session_id!r}>"
+
+    # -- the Transport interface ----------------------------------------------------------
+
+    def read(self) -> Optional[jsonrpc.Parsed]:
+        """The next message from any response or stream; ``None`` once closed."""
+        return self._inbox.get()
+
+    def write(self, message: Any, related_to: Any = None) -> None:
+        """POST one message; whatever comes back is queued for ``read()``.
+
+        Raises:
+            ConnectionClosed: the server cannot be reached.
+        """
+        session_id = self.session_id
+        response = self._post(message)
+        if (response.status_code == 404 and session_id is not None and type(message) is Request
+                and message.method != "initialize" and self.on_session_expired is not None):
+            # spec basic/transports "Session Management": 404 means the session
+            # is gone; start a new one and send this message once more.
+            response.close()
+            self._renew_session(session_id)
+            response = self._post(message)
+        self._handle(message, response)
+
+    def close(self) -> None:
+        """End the session (DELETE), close every stream, join every thread. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._stop.set()
+            responses, readers = list(self._responses), list(self._readers) + [self._listener]
+        if self.session_id is not None:
+            try:
+                self.http.delete(self.url, headers=self._headers(), timeout=5)
+            except requests.RequestException as exc:
+                log.debug("DELETE of the session failed: %s", exc)
+        for response in responses:
+            abort(response)  # wakes the thread reading it
+        for reader in readers:
+            join(reader, 5.0)
+        self.http.close()
+        self._inbox.put(None)
+
+    def negotiated(self, version: str) -> None:
+        """Called by the Client after ``initialize``: remember the version, open the GET stream."""
+        self.protocol_version = version
+        if self.session_id is not None and self._listener is None:
+            self._listener = start_thread(self._listen, "sse-get")
+
+    # -- POSTs ----------------------------------------------------------------------------------
+
+    def _headers(self, extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
+        headers = {"Accept": "application/json, text/event-stream"}
+        if self.session_id is not None:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self.protocol_version is not None:
+            headers["MCP-Protocol-Version"] = self.protocol_version
+        headers.update(extra or {})
+        return headers
+
+    def _post(self, message: Any) -> "requests.Response":
+        if self._closed:
+            raise ConnectionClosed("the HTTP transport is closed")
+        try:
+            return self.http.post(self.url, data=jsonrpc.encode(message), stream=True, timeout=self.timeout,
+                                  headers=self._headers({"Content-Type": "application/json"}))
+        except requests.RequestException as exc:
+            raise ConnectionClosed(f"cannot reach the MCP server at {self.url}: {exc}") from exc
+
+    def _renew_session(self, expired: str) -> None:
+        with self._expired:  # many threads may see the 404: one re-initializes
+            if self.session_id == expired:
+                log.info("session %s expired; initializing a new one", expired)
+                self.session_id = None
+                self.on_session_expired()  # type: ignore[misc]
+
+    def _handle(self, message: Any, response: "requests.Response") -> None:
+        request_ids = _request_ids(message)
+        if response.status_code >= 400:
+            with response:
+                errors = [http_error(request_id, response) for request_id in request_ids]
+            if not errors:
+                log.warning("the server refused a notification or response: HTTP %s", response.status_code)
+            for error in errors:
+                self._inbox.put(error)
+            return
+        if type(message) is Request and message.method == "initialize":
+            self.session_id = response.headers.get("Mcp-Session-Id") or self.session_id
+        content_type = response.headers.get("Content-Type", "")
+        if content_type.startswith("text/event-stream"):
+            self._read_in_background(response, request_ids)
+            return
+        with response:
+            body = response.content
+        if request_ids and content_type.startswith("application/json") and body:
+            parsed = jsonrpc.parse(body)
+            for item in parsed if type(parsed) is list else [parsed]:
+                self._inbox.put(item)
+        elif request_ids:
+            for request_id in request_ids:
+                self._inbox.put(ErrorResponse(request_id, HTTP_ERROR, f"the server answered HTTP "
+                                              f"{response.status_code} with {content_type or 'no body'}"))
+
+    # -- SSE streams ---------------------------------------------------------------------------
+
+    def _read_in_background(self, response: "requests.Response", request_ids: Set[Any]) -> None:
+        with self._lock:
+            if self._closed:
+                response.close()
+                return
+            self._responses.add(response)
+            thread = start_thread(lambda: self._read_stream(response, request_ids), "sse")
+            self._readers.add(thread)
+
+    def _read_stream(self, response: "requests.Response", waiting: Set[Any]) -> None:
+        """Read one POST's stream to its end, resuming it if it breaks before the answers came."""
+        last_id, retry_ms = None, 1000
+        try:
+            for attempt in range(_RESUME_ATTEMPTS + 1):
+                last_id, retry_ms = self._consume(response, waiting, last_id, retry_ms)
+                if not waiting or self._closed:
+                    return
+                if last_id is None:
+                    break  # no event ids: the stream cannot be resumed
+                # spec 2025-11-25 basic/transports: wait `retry`, then GET with Last-Event-ID
+                if self._stop.wait(retry_ms / 1000):
+                    return
+                response = self._resume(last_id)
+                if response is None:
+                    break
+            for request_id in waiting:
+                self._inbox.put(ErrorResponse(request_id, HTTP_ERROR,
+                                              "the connection dropped before the answer came"))
+        finally:
+            with self._lock:
+                self._readers.discard(threading.current_thread())
+
+    def _resume(self, last_id: str) -> Optional["requests.Response"]:
+        try:
+            response = self.http.get(self.url, stream=True, timeout=self.timeout,
+                                     headers=self._headers({"Accept": "text/event-stream", "Last-Event-ID": last_id}))
+        except requests.RequestException as exc:
+            log.debug("resuming the stream failed: %s", exc)
+            return None
+        if response.status_code != 200:
+            response.close()
+            return None
+        with self._lock:
+            self._responses.add(response)
+        return response
+
+    def _consume(self, response: "requests.Response", waiting: Set[Any], last_id: Optional[str],
+                 retry_ms: int) -> tuple:
+        """Queue every message of one SSE response; return the last event id and retry delay seen."""
+        try:
+            for event in sseclient.SSEClient(response.iter_content(chunk_size=None)).events():
+                if event.id:
+                    last_id = event.id
+                if event.retry and str(event.retry).isdigit():
+                    retry_ms = int(event.retry)
+                if not event.data or event.event != "message":
+                    continue  # the priming event, or an event that is not MCP's
+                message = jsonrpc.parse(event.data)
+                if type(message) in (jsonrpc.Response, ErrorResponse):
+                    waiting.discard(message.id)
+                self._inbox.put(message)
+        except (requests.RequestException, OSError, ValueError, AttributeError) as exc:
+            log.debug("SSE stream ended: %r", exc)  # closed by us, or dropped
+        finally:
+            response.close()
+            with self._lock:
+                self._responses.discard(response)
+        return last_id, retry_ms
+
+    def _listen(self) -> None:
+        """The standalone GET stream: the server's requests and notifications outside any call."""
+        last_id, retry_ms = None, 1000
+        for attempt in range(1000):
+            extra = {"Accept": "text/event-stream"}
+            if last_id is not None:
+                extra["Last-Event-ID"] = last_id
+            try:
+                response = self.http.get(self.url, stream=True, timeout=self.timeout, headers=self._headers(extra))
+            except requests.RequestException as exc:
+                log.debug("the GET stream failed: %s", exc)
+                return
+            if response.status_code != 200:
+                log.debug("no GET stream (HTTP %s)", response.status_code)  # 405: the server offers none
+                response.close()
+                return
+            with self._lock:
+                if self._closed:
+                    response.close()
+                    return
+                self._responses.add(response)
+            last_id, retry_ms = self._consume(response, set(), last_id, retry_ms)
+            if self._stop.wait(retry_ms / 1000):
+                return
+
+
+def abort(response: "requests.Response") -> None:
+    """Close a streaming response so that a thread blocked reading it wakes up now.
+
+    Closing a socket does not wake a ``recv()`` blocked on it in another
+    thread; shutting it down does. The socket sits a few layers down
+    (urllib3 -> http.client -> socket file); if the layout differs, the
+    reader still ends, at the read timeout.
+    """
+    try:
+        response.raw._fp.fp.raw._sock.shutdown(socket.SHUT_RDWR)
+    except (AttributeError, OSError):
+        pass
+    response.close()
+
+
+def _request_ids(message: Any) -> Set[Any]:
+    items = message if type(message) is list else [message]
+    return {m.id for m in items if type(m) is Request}

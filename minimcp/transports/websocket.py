@@ -1,0 +1,197 @@
+"""WebSocket, both ends. NOT an MCP standard transport: no spec version defines it.
+
+It is what the TypeScript SDK and the older Python SDK ship: subprotocol
+``mcp``, one JSON-RPC message per text frame, the connection is the session
+(spec digest transports.md §5). Use stdio or Streamable HTTP where you can.
+
+- :class:`WebSocketTransport`: the client end, over ``websocket-client``
+  (imported here only).
+- :class:`WebSocketServerTransport`: the server end of one connection,
+  over a socket the built-in HTTP server upgraded (RFC 6455 framing is
+  done here, with the standard library).
+"""
+
+import base64
+import hashlib
+import logging
+import socket
+import struct
+import threading
+from typing import Any, Dict, Optional
+
+from .. import jsonrpc
+from ..errors import ConnectionClosed
+from . import Transport
+
+log = logging.getLogger(__name__)
+
+#: RFC 6455 §1.3: the GUID that turns Sec-WebSocket-Key into Sec-WebSocket-Accept.
+_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+_TEXT, _BINARY, _CLOSE, _PING, _PONG, _CONTINUATION = 0x1, 0x2, 0x8, 0x9, 0xA, 0x0
+
+
+class WebSocketTransport(Transport):
+    """The client end: ``minimcp.connect("ws://127.0.0.1:8000/ws")`` makes one.
+
+    Raises:
+        ConnectionClosed: the server cannot be reached or refused the upgrade.
+    """
+
+    def __init__(self, url: str, *, headers: Optional[Dict[str, str]] = None, timeout: float = 60.0) -> None:
+        import websocket  # the websocket-client package
+
+        self.url = url
+        self._errors = (websocket.WebSocketException, OSError)
+        try:
+            self.ws = websocket.create_connection(url, subprotocols=["mcp"], timeout=timeout,
+                                                  header=[f"{k}: {v}" for k, v in (headers or {}).items()])
+        except self._errors as exc:
+            raise ConnectionClosed(f"cannot open a WebSocket to {url}: {exc}") from exc
+        self.ws.settimeout(None)  # the reader blocks until a frame comes; close() wakes it
+        self._write_lock = threading.Lock()
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"<WebSocketTransport {self.url}>"
+
+    def read(self) -> Optional[jsonrpc.Parsed]:
+        """The next message (one text frame); ``None`` once the connection closed."""
+        try:
+            data = self.ws.recv()
+        except self._errors:
+            return None
+        if not data:  # a close frame
+            return None
+        return jsonrpc.parse(data)
+
+    def write(self, message: Any, related_to: Any = None) -> None:
+        """Send one message as one text frame."""
+        text = jsonrpc.dumps(message)
+        with self._write_lock:
+            try:
+                self.ws.send(text)
+            except self._errors as exc:
+                raise ConnectionClosed(f"the WebSocket to {self.url} is closed: {exc}") from exc
+
+    def close(self) -> None:
+        """Say goodbye (a close frame) and shut the socket, which wakes the reader. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        with self._write_lock:
+            try:
+                self.ws.send_close()
+            except self._errors:
+                pass
+        try:
+            self.ws.sock.shutdown(socket.SHUT_RDWR)
+        except (AttributeError, OSError):
+            pass
+        self.ws.shutdown()
+
+
+def accept_key(key: str) -> str:
+    """The ``Sec-WebSocket-Accept`` answer to a client's ``Sec-WebSocket-Key`` (RFC 6455 §4.2.2)."""
+    return base64.b64encode(hashlib.sha1((key + _GUID).encode("ascii")).digest()).decode("ascii")
+
+
+def encode_frame(opcode: int, payload: bytes) -> bytes:
+    """One unmasked, final frame (servers never mask, RFC 6455 §5.1)."""
+    size = len(payload)
+    if size < 126:
+        header = struct.pack("!BB", 0x80 | opcode, size)
+    elif size < 1 << 16:
+        header = struct.pack("!BBH", 0x80 | opcode, 126, size)
+    else:
+        header = struct.pack("!BBQ", 0x80 | opcode, 127, size)
+    return header + payload
+
+
+class WebSocketServerTransport(Transport):
+    """The server end of one upgraded connection (the handshake was answered already).
+
+    Args:
+        rfile, wfile: the connection's buffered reader and writer.
+        max_message: the largest message accepted; a bigger one closes the
+            connection with status 1009 (message too big).
+    """
+
+    def __init__(self, rfile: Any, wfile: Any, max_message: int = 16 * 1024 * 1024) -> None:
+        self.rfile, self.wfile = rfile, wfile
+        self.max_message = max_message
+        self._write_lock = threading.Lock()
+        self._closed = False
+
+    def _read_exact(self, size: int) -> bytes:
+        data = self.rfile.read(size)
+        if len(data) != size:
+            raise EOFError
+        return data
+
+    def _read_frame(self) -> tuple:
+        first, second = self._read_exact(2)
+        fin, opcode, masked, size = first & 0x80, first & 0x0F, second & 0x80, second & 0x7F
+        if size == 126:
+            size = struct.unpack("!H", self._read_exact(2))[0]
+        elif size == 127:
+            size = struct.unpack("!Q", self._read_exact(8))[0]
+        if not masked:
+            raise ValueError("client frames must be masked (RFC 6455 §5.1)")
+        if size > self.max_message:
+            raise OverflowError(size)
+        mask = self._read_exact(4)
+        payload = bytearray(self._read_exact(size))
+        for i in range(size):  # unmask; plain loop: messages are small and this is not the hot path
+            payload[i] ^= mask[i % 4]
+        return bool(fin), opcode, bytes(payload)
+
+    def read(self) -> Optional[jsonrpc.Parsed]:
+        """The next text message (fragments joined; pings answered); ``None`` when the peer leaves."""
+        parts: list = []
+        try:
+            while True:
+                fin, opcode, payload = self._read_frame()
+                if opcode == _PING:
+                    self._send_frame(_PONG, payload)
+                elif opcode == _CLOSE:
+                    self._send_frame(_CLOSE, payload[:2])
+                    return None
+                elif opcode in (_TEXT, _BINARY, _CONTINUATION):
+                    parts.append(payload)
+                    if sum(len(p) for p in parts) > self.max_message:
+                        raise OverflowError
+                    if fin:
+                        return jsonrpc.parse(b"".join(parts))
+        except OverflowError:
+            log.warning("a WebSocket message over %d bytes: closing (1009)", self.max_message)
+            self._send_frame(_CLOSE, struct.pack("!H", 1009) + b"message too big")
+            return None
+        except (EOFError, OSError, ValueError) as exc:
+            log.debug("WebSocket closed: %r", exc)
+            return None
+
+    def _send_frame(self, opcode: int, payload: bytes) -> None:
+        with self._write_lock:
+            try:
+                self.wfile.write(encode_frame(opcode, payload))
+                self.wfile.flush()
+            except (OSError, ValueError):
+                pass
+
+    def write(self, message: Any, related_to: Any = None) -> None:
+        """Send one message as one text frame."""
+        if self._closed:
+            raise ConnectionClosed("the WebSocket is closed")
+        data = encode_frame(_TEXT, jsonrpc.encode(message))
+        with self._write_lock:
+            try:
+                self.wfile.write(data)
+                self.wfile.flush()
+            except (OSError, ValueError) as exc:
+                raise ConnectionClosed(f"the WebSocket client went away: {exc}") from exc
+
+    def close(self) -> None:
+        """Send a close frame (normal closure). Idempotent."""
+        if not self._closed:
+            self._closed = True
+            self._send_frame(_CLOSE, struct.pack("!H", 1000))

@@ -1,0 +1,515 @@
+"""Streamable HTTP, server side: a plain WSGI application.
+
+``server.wsgi_app()`` returns an :class:`MCPApp`; it runs on minimcp's
+built-in server (``server.run("http")``), gunicorn (``gthread`` workers),
+waitress, or anything else that speaks WSGI. spec basic/transports
+"Streamable HTTP" (2025-03-26 … 2025-11-25) and, mounted beside it, the
+2024-11-05 "HTTP with SSE" endpoints for old clients.
+
+One endpoint (``/mcp``):
+
+- ``POST`` carries one client message (or, under 2025-03-26, a batch).
+  Notifications and responses get ``202``. A request is answered with JSON
+  when its handler sends nothing before its result, else with an SSE stream
+  (progress, logs, the server's own requests, then the response).
+- ``GET`` opens the standalone SSE stream for messages that belong to no
+  request, or resumes a broken stream from ``Last-Event-ID``.
+- ``DELETE`` ends the session.
+
+Sessions: ``initialize`` mints a ``Mcp-Session-Id``; later requests must
+carry it (400 without, 404 for an unknown or ended one). Stateless mode
+keeps no sessions, for deployments behind a plain load balancer: each
+POST is served on its own, with the version from ``MCP-Protocol-Version``.
+
+Security defaults (spec "Security Warning"): a present ``Origin`` must be
+local (else 403), the ``Host`` must be local (else 421: DNS-rebinding
+protection), bodies are capped (413), and an ``auth`` hook may demand
+credentials (401 + ``WWW-Authenticate``). Every 4xx carries a JSON-RPC
+error body saying what to fix.
+"""
+
+import logging
+import secrets
+import threading
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from urllib.parse import parse_qs, urlsplit
+
+from . import jsonrpc
+from .connection import ServerConnection
+from .errors import MCPError
+from .jsonrpc import ErrorResponse, Malformed, Request, Response
+from .sse import EventStore, MemoryEventStore, OutStream, format_event
+from .threads import WorkerPool
+from .transports import Transport
+from .types import LEGACY_VERSIONS
+
+log = logging.getLogger(__name__)
+
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]", "::1")
+JSON_HEADERS = [("Content-Type", "application/json")]
+SSE_HEADERS = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
+               ("X-Accel-Buffering", "no")]
+_STATUS = {200: "200 OK", 202: "202 Accepted", 400: "400 Bad Request", 401: "401 Unauthorized",
+           403: "403 Forbidden", 404: "404 Not Found", 405: "405 Method Not Allowed",
+           406: "406 Not Acceptable", 409: "409 Conflict", 413: "413 Payload Too Large",
+           415: "415 Unsupported Media Type", 421: "421 Misdirected Request", 500: "500 Internal Server Error"}
+
+
+class Unauthorized(MCPError):
+    """Raise from an ``auth`` hook to answer 401 with this ``WWW-Authenticate`` challenge."""
+
+    def __init__(self, message: str = "authentication required", www_authenticate: str = "Bearer") -> None:
+        super().__init__(message)
+        self.www_authenticate = www_authenticate
+
+
+def bearer_token_auth(token: str) -> Callable[[Dict[str, str]], str]:
+    """An ``auth`` hook that accepts one static bearer token (the principal is ``"bearer"``).
+
+    ``server.wsgi_app(auth=bearer_token_auth(os.environ["MCP_TOKEN"]))``
+    """
+    expected = f"Bearer {token}".encode()
+
+    def check(headers: Dict[str, str]) -> str:
+        given = headers.get("authorization", "").encode()
+        if not secrets.compare_digest(given, expected):  # constant time: no timing oracle
+            raise Unauthorized("a valid bearer token is required", 'Bearer error="invalid_token"')
+        return "bearer"
+
+    return check
+
+
+def _host_name(value: str) -> str:
+    """``host:port`` -> host (brackets kept for IPv6 literals)."""
+    if value.startswith("["):
+        return value[:value.find("]") + 1]
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+class _HTTPError(Exception):
+    def __init__(self, status: int, message: str, code: int = jsonrpc.INVALID_REQUEST,
+                 headers: Optional[List[Tuple[str, str]]] = None) -> None:
+        super().__init__(message)
+        self.status, self.code, self.headers = status, code, headers or []
+
+
+class HTTPSessionTransport(Transport):
+    """The server end of one HTTP session: sends each outgoing message to the right stream.
+
+    Messages come in through POSTs (``Session.receive``), so ``read()`` is
+    never used. A response goes to the stream of the POST that asked; a
+    message ``related_to`` a request goes there too; the rest go to the
+    standalone GET stream.
+    """
+
+    def __init__(self, store: EventStore, standalone: bool = True) -> None:
+        self.store = store
+        self.streams: Dict[Any, OutStream] = {}
+        self.by_stream_id: Dict[str, OutStream] = {}
+        self.standalone: Optional[OutStream] = OutStream(store) if standalone else None
+        self.standalone_attached = False
+        self._lock = threading.Lock()
+
+    def read(self) -> None:
+        """Never called: messages arrive by POST."""
+        return None
+
+    def open_stream(self, request_ids: set) -> OutStream:
+        """Register the stream that will carry the answers to these requests."""
+        stream = OutStream(self.store, request_ids)
+        with self._lock:
+            for request_id in request_ids:
+                self.streams[request_id] = stream
+            self.by_stream_id[stream.id] = stream
+            while len(self.by_stream_id) > 1000:  # keep recent streams resumable, not all forever
+                self.by_stream_id.pop(next(iter(self.by_stream_id)))
+        return stream
+
+    def write(self, message: Any, related_to: Any = None) -> None:
+        """Route one outgoing message to its stream (dropped if there is none)."""
+        text = jsonrpc.dumps(message)
+        kind = type(message)
+        with self._lock:
+            if kind is Response or kind is ErrorResponse:
+                stream = self.streams.pop(message.id, None)
+            else:
+                stream = self.streams.get(related_to) if related_to is not None else None
+                stream = stream or self.standalone
+        if stream is None:
+            log.debug("no stream for %s; dropped", text[:200])
+        elif kind is Response or kind is ErrorResponse:
+            stream.push(text, message.id)
+        else:
+            stream.push(text)
+
+    def close_stream(self, request_id: Any) -> None:
+        """End the HTTP response of the stream carrying ``request_id`` (the client resumes)."""
+        with self._lock:
+            stream = self.streams.get(request_id)
+        if stream is not None:
+            stream.close_by_server()
+
+    def close(self) -> None:
+        """End every stream: nothing more will be sent."""
+        with self._lock:
+            streams = set(self.streams.values()) | set(self.by_stream_id.values())
+            if self.standalone is not None:
+                streams.add(self.standalone)
+            self.streams = {}
+        for stream in streams:
+            stream.abandon()
+            self.store.forget(stream.id)
+
+
+class MCPApp:
+    """The WSGI application for one :class:`~minimcp.Server`; see the module docstring.
+
+    Example::
+
+        app = server.wsgi_app()          # gunicorn -k gthread 'myserver:app'
+
+    Args:
+        server: the server to serve.
+        path: the MCP endpoint.
+        stateless: keep no sessions (any worker can answer any request).
+        json_response: always answer requests with JSON, never SSE (progress
+            and logs sent during a call are then dropped).
+        allowed_hosts: ``Host`` names accepted (default: localhost names);
+            ``["*"]`` accepts any (behind a proxy that checks it).
+        allowed_origins: ``Origin`` values accepted besides local ones.
+        auth: ``hook(headers) -> principal``; raise :class:`Unauthorized`
+            (or return None) to answer 401. ``headers`` has lower-case names.
+        max_body: the largest request body, in bytes.
+        event_store: where SSE events are kept for resumption.
+        retry_ms: the ``retry`` sent in priming events (2025-11-25).
+        sse_path, messages_path: where the 2024-11-05 HTTP+SSE endpoints
+            live (``None`` for ``sse_path`` turns them off).
+        max_workers: handler threads shared by all sessions.
+    """
+
+    def __init__(self, server: Any, path: str = "/mcp", *, stateless: bool = False, json_response: bool = False,
+                 allowed_hosts: Optional[Iterable[str]] = None, allowed_origins: Iterable[str] = (),
+                 auth: Optional[Callable[[Dict[str, str]], Any]] = None, max_body: int = 4 * 1024 * 1024,
+                 event_store: Optional[EventStore] = None, retry_ms: int = 1000, sse_path: Optional[str] = "/sse",
+                 messages_path: str = "/messages/", max_workers: int = 64) -> None:
+        self.server = server
+        self.path = path
+        self.stateless = stateless
+        self.json_response = json_response
+        self.allowed_hosts = set(allowed_hosts) if allowed_hosts is not None else set(LOCAL_HOSTS)
+        self.allowed_origins = set(allowed_origins)
+        self.auth = auth
+        self.max_body = max_body
+        self.store = event_store or MemoryEventStore()
+        self.retry_ms = retry_ms
+        self.sse_path = sse_path
+        self.messages_path = messages_path
+        self.workers = WorkerPool(max_workers)
+        self.sessions: Dict[str, ServerConnection] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        mode = "stateless" if self.stateless else f"sessions={len(self.sessions)}"
+        return f"<MCPApp {self.server.name!r} at {self.path} {mode}>"
+
+    # -- the WSGI entry point ---------------------------------------------------------
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        """Serve one HTTP request."""
+        try:
+            headers = {k[5:].replace("_", "-").lower(): v for k, v in environ.items() if k.startswith("HTTP_")}
+            self._check_origin(headers)
+            principal = self._authenticate(headers)
+            path, method = environ.get("PATH_INFO", ""), environ["REQUEST_METHOD"]
+            if path == self.path or path == self.path + "/":
+                handler = {"POST": self._post, "GET": self._get, "DELETE": self._delete}.get(method)
+                if handler is None:
+                    raise _HTTPError(405, f"Method Not Allowed: use POST, GET or DELETE on {self.path}",
+                                     headers=[("Allow", "GET, POST, DELETE")])
+                return handler(environ, headers, principal, start_response)
+            if self.sse_path is not None and path == self.sse_path and method == "GET":
+                return self._legacy_stream(environ, principal, start_response)
+            if self.sse_path is not None and path == self.messages_path and method == "POST":
+                return self._legacy_post(environ, start_response)
+            raise _HTTPError(404, f"Not Found: the MCP endpoint is {self.path}")
+        except _HTTPError as exc:
+            return self._error(start_response, exc.status, exc.code, str(exc), exc.headers)
+
+    def _error(self, start_response: Callable, status: int, code: int, message: str,
+               extra: Optional[List[Tuple[str, str]]] = None, request_id: Any = None) -> List[bytes]:
+        body = jsonrpc.encode(ErrorResponse(request_id, code, message))
+        start_response(_STATUS[status], JSON_HEADERS + [("Content-Length", str(len(body)))] + (extra or []))
+        return [body]
+
+    def _reply(self, start_response: Callable, status: int, body: bytes = b"",
+               extra: Optional[List[Tuple[str, str]]] = None) -> List[bytes]:
+        headers = (JSON_HEADERS if body else []) + [("Content-Length", str(len(body)))] + (extra or [])
+        start_response(_STATUS[status], headers)
+        return [body]
+
+    def _check_origin(self, headers: Dict[str, str]) -> None:
+        # spec basic/transports "Security Warning": validate Origin on every
+        # request (403 since 2025-11-25); Host is checked too against DNS rebinding.
+        host = _host_name(headers.get("host", "localhost"))
+        if "*" not in self.allowed_hosts and host not in self.allowed_hosts:
+            raise _HTTPError(421, f"Misdirected Request: host {host!r} is not allowed; add it to allowed_hosts")
+        origin = headers.get("origin")
+        if origin and origin != "null" and origin not in self.allowed_origins and "*" not in self.allowed_origins:
+            if urlsplit(origin).hostname not in ("localhost", "127.0.0.1", "::1"):
+                raise _HTTPError(403, f"Forbidden: origin {origin!r} is not allowed; add it to allowed_origins")
+
+    def _authenticate(self, headers: Dict[str, str]) -> Any:
+        if self.auth is None:
+            return None
+        try:
+            principal = self.auth(headers)
+        except Unauthorized as exc:
+            raise _HTTPError(401, f"Unauthorized: {exc}", headers=[("WWW-Authenticate", exc.www_authenticate)])
+        if principal is None:
+            raise _HTTPError(401, "Unauthorized: credentials are required", headers=[("WWW-Authenticate", "Bearer")])
+        return principal
+
+    # -- POST: one client message ---------------------------------------------------------
+
+    def _read_body(self, environ: dict) -> bytes:
+        try:
+            length = int(environ.get("CONTENT_LENGTH") or -1)
+        except ValueError:
+            raise _HTTPError(400, "Bad Request: bad Content-Length") from None
+        if length > self.max_body:
+            raise _HTTPError(413, f"Payload Too Large: the limit is {self.max_body} bytes")
+        stream = environ["wsgi.input"]
+        body = stream.read(length) if length >= 0 else stream.read(self.max_body + 1)
+        if len(body) > self.max_body:
+            raise _HTTPError(413, f"Payload Too Large: the limit is {self.max_body} bytes")
+        return body
+
+    def _post(self, environ: dict, headers: Dict[str, str], principal: Any, start_response: Callable) -> Any:
+        if not environ.get("CONTENT_TYPE", "").startswith("application/json"):
+            raise _HTTPError(415, "Unsupported Media Type: send Content-Type: application/json")
+        accept = headers.get("accept", "")
+        if "application/json" not in accept or "text/event-stream" not in accept:
+            raise _HTTPError(406, "Not Acceptable: Accept must list application/json and text/event-stream")
+        parsed = jsonrpc.parse(self._read_body(environ))
+        if type(parsed) is Malformed:
+            raise _HTTPError(400, parsed.message, parsed.code)
+        messages = parsed if type(parsed) is list else [parsed]
+        connection, new_session = self._connection_for(messages, headers, principal)
+        if type(parsed) is list and not connection.session.allow_batches:
+            raise _HTTPError(400, "Invalid Request: JSON-RPC batches are allowed only in protocol version 2025-03-26")
+        requests = {m.id for m in messages if type(m) is Request}
+        if not requests:
+            for message in messages:
+                connection.session.receive(message)
+            self._end_if_stateless(connection)
+            return self._reply(start_response, 202)
+        transport: HTTPSessionTransport = connection.session.transport
+        stream = transport.open_stream(requests)
+        for message in messages:
+            connection.session.receive(message)
+        extra = []
+        if new_session is not None:
+            if connection.protocol_version is None:  # initialize failed: no session after all
+                self._forget(new_session)
+            else:
+                extra.append(("Mcp-Session-Id", new_session))
+        return self._answer(stream, connection, type(parsed) is list, extra, start_response)
+
+    def _connection_for(self, messages: list, headers: Dict[str, str], principal: Any) -> tuple:
+        """The connection a POST belongs to, and the new session id if it starts one."""
+        initializing = any(type(m) is Request and m.method == "initialize" for m in messages)
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version not in LEGACY_VERSIONS:
+            raise _HTTPError(400, f"Bad Request: unsupported MCP-Protocol-Version {version!r}; "
+                                  f"supported: {', '.join(LEGACY_VERSIONS)}")
+        if self.stateless:
+            connection = self._new_connection(principal, standalone=False)
+            if not initializing:
+                # spec 2025-06-18 basic/transports: no header means 2025-03-26
+                connection.protocol_version = version or "2025-03-26"
+                connection.session.allow_batches = connection.protocol_version == "2025-03-26"
+            return connection, None
+        if initializing:
+            session_id = secrets.token_urlsafe(24)  # visible ASCII, cryptographically random
+            connection = self._new_connection(principal, standalone=True)
+            with self._lock:
+                self.sessions[session_id] = connection
+            return connection, session_id
+        session_id = headers.get("mcp-session-id")
+        if not session_id:
+            raise _HTTPError(400, "Bad Request: Mcp-Session-Id header is required (send initialize first)")
+        with self._lock:
+            connection = self.sessions.get(session_id)
+        if connection is None:
+            raise _HTTPError(404, "Session not found: it expired or was ended; send initialize again",
+                             code=-32001)
+        return connection, None
+
+    def _new_connection(self, principal: Any, standalone: bool) -> ServerConnection:
+        transport = HTTPSessionTransport(self.store, standalone=standalone)
+        return ServerConnection(self.server, transport, self.server.trace, workers=self.workers,
+                                principal=principal)
+
+    def _answer(self, stream: OutStream, connection: ServerConnection, batch: bool,
+                extra: List[Tuple[str, str]], start_response: Callable) -> Any:
+        """JSON if the first thing the handler sends is its answer, SSE otherwise."""
+        while True:
+            first = stream.first_messages()
+            if all(is_response for _, is_response in first) and stream.done:
+                texts = [text for text, _ in first]
+                body = (texts[0] if not batch else "[" + ",".join(texts) + "]").encode("utf-8")
+                self._end_if_stateless(connection)
+                return self._reply(start_response, 200, body, extra)
+            if not self.json_response:
+                break
+            with stream.cond:  # JSON forced: drop what is not a response, wait for the rest
+                stream.pending = [item for item in stream.pending if item[1]]
+                if not stream.done:
+                    stream.cond.wait()
+        start = stream.switch_to_sse()
+        start_response(_STATUS[200], SSE_HEADERS + extra)
+        return self._sse_body(stream, start, connection)
+
+    def _sse_body(self, stream: OutStream, start: str, connection: ServerConnection) -> Iterable[bytes]:
+        try:
+            if (connection.protocol_version or "") >= "2025-11-25":
+                # spec 2025-11-25 basic/transports: prime the stream with an event id
+                # (and how long to wait before reconnecting), so it can be resumed.
+                yield format_event("", start, event="", retry_ms=self.retry_ms)
+            yield from stream.events(after=start)
+        finally:
+            self._end_if_stateless(connection)
+
+    def _end_if_stateless(self, connection: ServerConnection) -> None:
+        if self.stateless:
+            connection.session.close(grace=self.server.timeout)
+
+    # -- GET: the standalone stream, or a resumed one ----------------------------------------
+
+    def _session(self, headers: Dict[str, str]) -> Tuple[str, ServerConnection]:
+        if self.stateless:
+            raise _HTTPError(405, "Method Not Allowed: this server is stateless; use POST",
+                             headers=[("Allow", "POST")])
+        session_id = headers.get("mcp-session-id")
+        if not session_id:
+            raise _HTTPError(400, "Bad Request: Mcp-Session-Id header is required")
+        with self._lock:
+            connection = self.sessions.get(session_id)
+        if connection is None:
+            raise _HTTPError(404, "Session not found: it expired or was ended; send initialize again",
+                             code=-32001)
+        return session_id, connection
+
+    def _get(self, environ: dict, headers: Dict[str, str], principal: Any, start_response: Callable) -> Any:
+        if "text/event-stream" not in headers.get("accept", ""):
+            raise _HTTPError(406, "Not Acceptable: Accept must list text/event-stream")
+        _, connection = self._session(headers)
+        transport: HTTPSessionTransport = connection.session.transport
+        last_event_id = headers.get("last-event-id")
+        if last_event_id:
+            replay = self.store.events_after(last_event_id)
+            stream = transport.by_stream_id.get(replay[0]) if replay else None
+            if stream is None and replay and transport.standalone and replay[0] == transport.standalone.id:
+                stream = transport.standalone
+            if stream is None:
+                raise _HTTPError(404, f"Not Found: no stream to resume at event {last_event_id!r}")
+            start_response(_STATUS[200], SSE_HEADERS)
+            return stream.events(after=last_event_id)
+        standalone = transport.standalone
+        with transport._lock:
+            if transport.standalone_attached:
+                raise _HTTPError(409, "Conflict: this session already has a GET stream open")
+            transport.standalone_attached = True
+        start = self.store.store(standalone.id, "")
+        start_response(_STATUS[200], SSE_HEADERS)
+        return self._standalone_body(transport, start, connection)
+
+    def _standalone_body(self, transport: HTTPSessionTransport, start: str,
+                         connection: ServerConnection) -> Iterable[bytes]:
+        try:
+            if (connection.protocol_version or "") >= "2025-11-25":
+                yield format_event("", start, event="", retry_ms=self.retry_ms)
+            yield from transport.standalone.events(after=start)  # type: ignore[union-attr]
+        finally:
+            transport.standalone_attached = False
+
+    # -- DELETE: end the session ---------------------------------------------------------------
+
+    def _delete(self, environ: dict, headers: Dict[str, str], principal: Any, start_response: Callable) -> Any:
+        session_id, _ = self._session(headers)
+        self._forget(session_id)
+        return self._reply(start_response, 200)
+
+    def _forget(self, session_id: str) -> None:
+        with self._lock:
+            connection = self.sessions.pop(session_id, None)
+        if connection is not None:
+            connection.session.close()
+
+    # -- the 2024-11-05 HTTP+SSE endpoints ----------------------------------------------------------
+
+    def _legacy_stream(self, environ: dict, principal: Any, start_response: Callable) -> Any:
+        session_id = secrets.token_hex(16)
+        connection = ServerConnection(self.server, _LegacyTransport(), self.server.trace, workers=self.workers,
+                                      principal=principal)
+        with self._lock:
+            self.sessions["sse:" + session_id] = connection
+        start_response(_STATUS[200], SSE_HEADERS)
+        return self._legacy_body(session_id, connection, environ.get("SCRIPT_NAME", ""))
+
+    def _legacy_body(self, session_id: str, connection: ServerConnection, prefix: str) -> Iterable[bytes]:
+        # spec 2024-11-05 basic/transports: the first event names the POST endpoint
+        # (relative, so the client cannot be sent to another origin).
+        transport: _LegacyTransport = connection.session.transport
+        try:
+            yield format_event(f"{prefix}{self.messages_path}?session_id={session_id}", event="endpoint")
+            yield from transport.events()
+        finally:
+            self._forget("sse:" + session_id)
+
+    def _legacy_post(self, environ: dict, start_response: Callable) -> Any:
+        session_id = parse_qs(environ.get("QUERY_STRING", "")).get("session_id", [""])[0]
+        with self._lock:
+            connection = self.sessions.get("sse:" + session_id)
+        if connection is None:
+            raise _HTTPError(404, "Session not found: open the SSE stream (GET) first", code=-32001)
+        parsed = jsonrpc.parse(self._read_body(environ))
+        if type(parsed) is Malformed:
+            raise _HTTPError(400, parsed.message, parsed.code)
+        connection.session.receive(parsed)
+        return self._reply(start_response, 202, b"Accepted")
+
+    def close(self) -> None:
+        """End every session and stream (on server shutdown); the app can serve no more."""
+        with self._lock:
+            sessions, self.sessions = list(self.sessions.values()), {}
+        for connection in sessions:
+            connection.session.close()
+        self.workers.shutdown(timeout=5.0)
+
+
+class _LegacyTransport(Transport):
+    """The server end of a 2024-11-05 HTTP+SSE connection: every message goes down the GET stream."""
+
+    def __init__(self) -> None:
+        self._stream = OutStream(MemoryEventStore(max_events=1000, max_streams=1))
+
+    def read(self) -> None:
+        """Never called: messages arrive by POST."""
+        return None
+
+    def write(self, message: Any, related_to: Any = None) -> None:
+        """Queue one message for the stream."""
+        self._stream.push(jsonrpc.dumps(message))
+
+    def events(self) -> Iterable[bytes]:
+        """The stream's SSE bytes, live (no ids: 2024-11-05 has no resumption)."""
+        start = self._stream.store.store(self._stream.id, "")
+        for chunk in self._stream.events(after=start):
+            if chunk.startswith(b"id: "):
+                chunk = chunk.split(b"\n", 1)[1]
+            yield chunk
+
+    def close(self) -> None:
+        """End the stream."""
+        self._stream.abandon()
