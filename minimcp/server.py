@@ -372,6 +372,13 @@ class Server:
         with self._lock:
             return [c for c in self._connections if not c.session.closed]
 
+    def register(self, connection: ServerConnection) -> ServerConnection:
+        """Track a connection, so list changes and resource updates reach it (transports call this)."""
+        with self._lock:
+            self._connections = [c for c in self._connections if not c.session.closed]
+            self._connections.append(connection)
+        return connection
+
     def _changed(self, method: str) -> None:
         for connection in self.connections():
             connection.notify(method)
@@ -383,10 +390,7 @@ class Server:
         closes itself when the client goes away; otherwise this call reads on
         the calling thread until the stream ends.
         """
-        connection = ServerConnection(self, transport, self.trace)
-        with self._lock:
-            self._connections = [c for c in self._connections if not c.session.closed]
-            self._connections.append(connection)
+        connection = self.register(ServerConnection(self, transport, self.trace))
         if background:
             connection.session.close_on_eof = True
             connection.session.start()

@@ -45,6 +45,7 @@ from . import jsonrpc
 from .errors import ConnectionClosed, RPCError, Timeout
 from .jsonrpc import ErrorResponse, Malformed, Notification, Request, Response
 from .threads import WorkerPool, join, start_thread
+from .transports import Failed
 
 log = logging.getLogger(__name__)
 
@@ -273,6 +274,11 @@ class Session:
         elif kind is Malformed:
             log.warning("%s: bad message from peer: %s", self.name, message.message)
             self._reply(message.id, message.error_response())
+        elif kind is Failed:
+            with self._lock:
+                pending = self._pending.pop(message.request_id, None)
+            if pending is not None:
+                pending.future.set_exception(message.error)
         else:
             self._on_batch(message)
 
@@ -311,6 +317,7 @@ class Session:
             self._drained.notify_all()
         if ctx.is_cancelled:
             reply = None  # spec basic/utilities/cancellation: send no response
+            self.transport.discard(request_id)
         try:
             self._reply(request_id, reply)
         except (TypeError, ValueError) as exc:  # the result is not JSON

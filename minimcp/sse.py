@@ -128,7 +128,9 @@ class OutStream:
         self.standalone = not self.expected
         self.sse = self.standalone
         self.pending: List[Tuple[str, bool]] = []  # (text, is_response) before the decision
-        self.closed_by_server = False
+        self.closed_by_server = False  # asked to end the HTTP response while undecided...
+        self.close_index = 0  # ...after this many of the pending messages
+        self.close_after: Optional[str] = None  # in SSE mode: end the response after this event
         self.abandoned = False  # the request was cancelled: nothing more will come
         self.cond = threading.Condition()
         self.last_id: Optional[str] = None
@@ -160,8 +162,12 @@ class OutStream:
         """Decide SSE: store what waited, return the id the stream starts after."""
         with self.cond:
             start = self.store.store(self.id, "")  # the priming event's id (spec 2025-11-25)
-            for text, _ in self.pending:
+            if self.closed_by_server and self.close_index == 0:
+                self.close_after = start
+            for index, (text, _) in enumerate(self.pending, start=1):
                 self.last_id = self.store.store(self.id, text)
+                if self.closed_by_server and index == self.close_index:
+                    self.close_after = self.last_id
             self.pending = []
             self.sse = True
             return start
@@ -170,6 +176,10 @@ class OutStream:
         """End the HTTP response now; the client resumes with GET + Last-Event-ID (2025-11-25 polling)."""
         with self.cond:
             self.closed_by_server = True
+            if self.sse:
+                self.close_after = self.last_id
+            else:
+                self.close_index = len(self.pending)
             self.cond.notify_all()
 
     def abandon(self) -> None:
@@ -195,13 +205,16 @@ class OutStream:
                 last = event_id
                 if data:  # the priming event is empty: never resend it
                     yield format_event(data, event_id)
+                if event_id == self.close_after:
+                    break
             with self.cond:  # never yield while holding it
+                if self.close_after is not None and self.close_after == last:
+                    self.close_after = None  # the server closed it here; the resuming connection goes on
+                    self.closed_by_server = False
+                    return
                 if self.last_id is not None and self.last_id != last:
                     continue  # more came while we were writing
                 if self.done or self.abandoned:
-                    return
-                if self.closed_by_server:
-                    self.closed_by_server = False  # the resuming connection streams on
                     return
                 woke = self.cond.wait(keepalive)
             if not woke:

@@ -108,6 +108,9 @@ class HTTPSessionTransport(Transport):
         self.by_stream_id: Dict[str, OutStream] = {}
         self.standalone: Optional[OutStream] = OutStream(store) if standalone else None
         self.standalone_attached = False
+        # The first GET gets what was sent before it came (the client opens it
+        # right after initialize, but a notification may be quicker).
+        self.standalone_start = store.store(self.standalone.id, "") if self.standalone else None
         self._lock = threading.Lock()
 
     def read(self) -> None:
@@ -141,6 +144,13 @@ class HTTPSessionTransport(Transport):
             stream.push(text, message.id)
         else:
             stream.push(text)
+
+    def discard(self, request_id: Any) -> None:
+        """The request was cancelled: end its stream, nothing more will come."""
+        with self._lock:
+            stream = self.streams.pop(request_id, None)
+        if stream is not None:
+            stream.abandon()
 
     def close_stream(self, request_id: Any) -> None:
         """End the HTTP response of the stream carrying ``request_id`` (the client resumes)."""
@@ -331,7 +341,7 @@ class MCPApp:
             return connection, None
         if initializing:
             session_id = secrets.token_urlsafe(24)  # visible ASCII, cryptographically random
-            connection = self._new_connection(principal, standalone=True)
+            connection = self.server.register(self._new_connection(principal, standalone=True))
             with self._lock:
                 self.sessions[session_id] = connection
             return connection, session_id
@@ -420,7 +430,9 @@ class MCPApp:
             if transport.standalone_attached:
                 raise _HTTPError(409, "Conflict: this session already has a GET stream open")
             transport.standalone_attached = True
-        start = self.store.store(standalone.id, "")
+            start, transport.standalone_start = transport.standalone_start, None
+        if start is None:
+            start = self.store.store(standalone.id, "")
         start_response(_STATUS[200], SSE_HEADERS)
         return self._standalone_body(transport, start, connection)
 
@@ -450,8 +462,8 @@ class MCPApp:
 
     def _legacy_stream(self, environ: dict, principal: Any, start_response: Callable) -> Any:
         session_id = secrets.token_hex(16)
-        connection = ServerConnection(self.server, _LegacyTransport(), self.server.trace, workers=self.workers,
-                                      principal=principal)
+        connection = self.server.register(ServerConnection(
+            self.server, _LegacyTransport(), self.server.trace, workers=self.workers, principal=principal))
         with self._lock:
             self.sessions["sse:" + session_id] = connection
         start_response(_STATUS[200], SSE_HEADERS)
@@ -486,6 +498,7 @@ class MCPApp:
         for connection in sessions:
             connection.session.close()
         self.workers.shutdown(timeout=5.0)
+        self.server.log_bridge.uninstall()
 
 
 class _LegacyTransport(Transport):
@@ -493,6 +506,8 @@ class _LegacyTransport(Transport):
 
     def __init__(self) -> None:
         self._stream = OutStream(MemoryEventStore(max_events=1000, max_streams=1))
+        # Marked now: the client may POST (and be answered) before the GET body starts.
+        self._start = self._stream.store.store(self._stream.id, "")
 
     def read(self) -> None:
         """Never called: messages arrive by POST."""
@@ -504,8 +519,7 @@ class _LegacyTransport(Transport):
 
     def events(self) -> Iterable[bytes]:
         """The stream's SSE bytes, live (no ids: 2024-11-05 has no resumption)."""
-        start = self._stream.store.store(self._stream.id, "")
-        for chunk in self._stream.events(after=start):
+        for chunk in self._stream.events(after=self._start):
             if chunk.startswith(b"id: "):
                 chunk = chunk.split(b"\n", 1)[1]
             yield chunk

@@ -1,6 +1,7 @@
 """Every server feature end to end: the knowledge-base example over a real stdio pipe,
 driven by minimcp's client, plus the raw wire shapes for each negotiated version."""
 
+import importlib.util
 import json
 import threading
 
@@ -8,13 +9,39 @@ import pytest
 
 import minimcp
 from minimcp import CapabilityError, Context, ResourceLink, Server, Audio
+from minimcp.httpserver import BackgroundServer
 from conftest import PY, RawServer, example
 
 KB = example("knowledge_base.py")
 
 
-def kb(**handlers):
-    return minimcp.connect([PY, KB], timeout=20, **handlers)
+def fresh_knowledge_base():
+    """A new instance of the example module: its own Server and documents."""
+    spec = importlib.util.spec_from_file_location("knowledge_base", KB)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(params=["stdio", "http", "sse", "websocket"])
+def kb(request):
+    """Connect to the knowledge base over each transport: a stdio child, or an in-process
+    HTTP server (Streamable HTTP, the 2024-11-05 HTTP+SSE endpoints, WebSocket)."""
+    running = []
+
+    def connect(**handlers):
+        if request.param == "stdio":
+            return minimcp.connect([PY, KB], timeout=20, **handlers)
+        server = fresh_knowledge_base().server
+        http = BackgroundServer(server.wsgi_app(), websockets={"/ws": server}).start()
+        running.append(http)
+        url = {"http": http.url + "/mcp", "sse": http.url + "/sse",
+               "websocket": http.url.replace("http://", "ws://") + "/ws"}[request.param]
+        return minimcp.connect(url, timeout=20, **handlers)
+
+    yield connect
+    for http in running:
+        http.stop()
 
 
 def sampler(params):
@@ -25,7 +52,7 @@ def sampler(params):
 # -- tools, with the client's handlers -------------------------------------------------------
 
 
-def test_capabilities_and_instructions():
+def test_capabilities_and_instructions(kb):
     with kb() as client:
         assert client.server_capabilities == {
             "logging": {}, "prompts": {"listChanged": True}, "resources": {"subscribe": True, "listChanged": True},
@@ -33,7 +60,7 @@ def test_capabilities_and_instructions():
         assert client.instructions.startswith("Search the knowledge base")
 
 
-def test_structured_tool_result_and_annotations():
+def test_structured_tool_result_and_annotations(kb):
     with kb() as client:
         search = next(t for t in client.list_tools() if t.name == "search")
         assert search.annotations == {"readOnlyHint": True}
@@ -44,7 +71,7 @@ def test_structured_tool_result_and_annotations():
         assert json.loads(result.text) == result.structured["result"]
 
 
-def test_logging_reaches_the_client_only_after_set_level():
+def test_logging_reaches_the_client_only_after_set_level(kb):
     """spec server/utilities/logging: the server sends messages at or above the level the client set."""
     logs = []
     with kb(on_log=logs.append) as client:
@@ -57,7 +84,7 @@ def test_logging_reaches_the_client_only_after_set_level():
     assert logs == [{"level": "info", "logger": "kb", "data": "search 'futures': 1 hits"}]
 
 
-def test_progress_then_cancellation_stops_the_tool_early():
+def test_progress_then_cancellation_stops_the_tool_early(kb):
     progress, logs = [], []
     done = threading.Event()
 
@@ -78,7 +105,7 @@ def test_progress_then_cancellation_stops_the_tool_early():
     assert logs == ["reindex cancelled after 0 documents"]
 
 
-def test_sampling_goes_to_the_clients_handler():
+def test_sampling_goes_to_the_clients_handler(kb):
     seen = []
     with kb(sampling_handler=lambda p: (seen.append(p), sampler(p))[1]) as client:
         assert client.call_tool("summarize", {"doc_id": "queues"}).text == "summary of 1"
@@ -86,12 +113,12 @@ def test_sampling_goes_to_the_clients_handler():
     assert "queue.Queue" in seen[0]["messages"][0]["content"]["text"]
 
 
-def test_without_sampling_the_tool_falls_back():
+def test_without_sampling_the_tool_falls_back(kb):
     with kb() as client:
         assert client.call_tool("summarize", {"doc_id": "queues"}).text.startswith("queue.Queue hands work")
 
 
-def test_a_failing_sampling_handler_is_an_error_not_a_hang():
+def test_a_failing_sampling_handler_is_an_error_not_a_hang(kb):
     def broken(params):
         raise RuntimeError("model offline")
 
@@ -100,7 +127,7 @@ def test_a_failing_sampling_handler_is_an_error_not_a_hang():
     assert result.is_error and "model offline" in result.text
 
 
-def test_elicitation_answers_and_schema_defaults():
+def test_elicitation_answers_and_schema_defaults(kb):
     """spec 2025-11-25 client/elicitation: defaults; decline is an answer too."""
     with kb(elicitation_handler=lambda p: {"action": "accept", "content": {"stars": 4}}) as client:
         assert client.call_tool("rate", {"doc_id": "mcp"}).text == "mcp: 4 stars"
@@ -108,14 +135,14 @@ def test_elicitation_answers_and_schema_defaults():
         assert client.call_tool("rate", {"doc_id": "mcp"}).text == "no rating (decline)"
 
 
-def test_roots_and_roots_list_changed(tmp_path):
+def test_roots_and_roots_list_changed(tmp_path, kb):
     with kb(roots=[str(tmp_path)]) as client:
         assert client.call_tool("workspace").structured == {"result": [f"file://{tmp_path}"]}
         client.set_roots(["file:///elsewhere"])
         assert client.call_tool("workspace").structured == {"result": ["file:///elsewhere"]}
 
 
-def test_a_handler_blocked_in_sampling_does_not_block_other_requests():
+def test_a_handler_blocked_in_sampling_does_not_block_other_requests(kb):
     release = threading.Event()
     results = []
 
@@ -159,7 +186,7 @@ def test_context_requests_check_the_client_capability_first():
 # -- resources --------------------------------------------------------------------------------
 
 
-def test_resources_templates_and_reads():
+def test_resources_templates_and_reads(kb):
     with kb() as client:
         [index] = client.list_resources()
         assert index.raw == {"uri": "kb://index", "name": "index", "description": "Every document's id and title.",
@@ -176,7 +203,7 @@ def test_resources_templates_and_reads():
 
 
 @pytest.mark.parametrize("uri", ["kb://docs/nope", "kb://nothing", "kb://docs/a/b", "kb://index/extra"])
-def test_unknown_resources_are_32002(uri):
+def test_unknown_resources_are_32002(uri, kb):
     """spec server/resources "Error Handling": resource not found is -32002."""
     with kb() as client:
         with pytest.raises(minimcp.RPCError) as info:
@@ -189,7 +216,7 @@ def test_unknown_resources_are_32002(uri):
         client.ping()
 
 
-def test_subscriptions_reach_only_subscribed_clients():
+def test_subscriptions_reach_only_subscribed_clients(kb):
     updated, other = [], []
     done = threading.Event()
     with kb(on_resource_updated=lambda uri: (updated.append(uri), done.set())) as client:
@@ -253,7 +280,7 @@ def test_binary_resources_are_base64_blobs():
 # -- prompts and completion -----------------------------------------------------------------------
 
 
-def test_prompts_list_and_get():
+def test_prompts_list_and_get(kb):
     with kb() as client:
         [ask] = client.list_prompts()
         assert ask.raw == {"name": "ask", "title": "Ask about a document",
@@ -272,7 +299,7 @@ def test_prompts_list_and_get():
     ({}, "missing required argument(s) ['question']"),
     ({"question": "q", "colour": "red"}, "no argument(s) ['colour']"),
 ])
-def test_prompt_argument_errors_are_32602(arguments, words):
+def test_prompt_argument_errors_are_32602(arguments, words, kb):
     """spec server/prompts "Error Handling": missing required arguments are -32602."""
     with kb() as client:
         with pytest.raises(minimcp.RPCError) as info:
@@ -284,7 +311,7 @@ def test_prompt_argument_errors_are_32602(arguments, words):
         client.ping()
 
 
-def test_completion_for_prompts_and_templates():
+def test_completion_for_prompts_and_templates(kb):
     """spec server/utilities/completion: values, total, hasMore; unknown refs are -32602."""
     with kb() as client:
         assert client.complete({"type": "ref/prompt", "name": "ask"}, "doc_id", "f").values == ["futures"]
@@ -313,7 +340,7 @@ def test_completion_caps_at_100_and_sees_context():
 
 
 @pytest.mark.parametrize("method", ["tools/list", "resources/list", "resources/templates/list", "prompts/list"])
-def test_invalid_cursor_is_32602(method):
+def test_invalid_cursor_is_32602(method, kb):
     """spec server/utilities/pagination: invalid cursors SHOULD be -32602."""
     with kb() as client:
         with pytest.raises(minimcp.RPCError) as info:

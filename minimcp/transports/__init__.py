@@ -14,10 +14,27 @@ Only :class:`minimcp.session.Session` calls these. The modules here:
 ``memory`` (an in-process pair, for tests and embedding).
 """
 
-from typing import Optional
+from typing import Any, Optional
 
 from .. import jsonrpc
 from ..errors import ConnectionClosed
+
+
+class Failed:
+    """What ``read()`` hands back to fail one request with an exception.
+
+    For transports that send each request separately (HTTP): when a POST
+    cannot reach the server, only that request fails, and with the same
+    ``ConnectionClosed`` a broken pipe would give.
+    """
+
+    __slots__ = ("request_id", "error")
+
+    def __init__(self, request_id: Any, error: Exception) -> None:
+        self.request_id, self.error = request_id, error
+
+    def __repr__(self) -> str:
+        return f"Failed({self.request_id!r}, {self.error!r})"
 
 
 class Transport:
@@ -39,6 +56,10 @@ class Transport:
     def close(self) -> None:
         """End the connection and free its resources. Idempotent."""
         raise NotImplementedError
+
+    def discard(self, request_id: Any) -> None:
+        """Called when the answer to an incoming request will never be sent (it was
+        cancelled); a transport holding a response open for it can end it now."""
 
     def negotiated(self, version: str) -> None:
         """Called once the handshake agreed on ``version`` (HTTP sends it as a header from then on)."""

@@ -27,8 +27,8 @@ import sseclient
 from .. import jsonrpc
 from ..errors import ConnectionClosed
 from ..jsonrpc import ErrorResponse, Request
-from ..threads import join, start_thread
-from . import Transport
+from ..threads import WorkerPool, join, start_thread
+from . import Failed, Transport
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +93,7 @@ class StreamableHTTPTransport(Transport):
         self._readers: Set[threading.Thread] = set()
         self._responses: Set[Any] = set()
         self._listener: Optional[threading.Thread] = None
+        self._posters = WorkerPool(connections)
         self._closed = False
         self._stop = threading.Event()  # set by close(): wakes threads waiting to reconnect
         self._expired = threading.Lock()
@@ -109,9 +110,27 @@ class StreamableHTTPTransport(Transport):
     def write(self, message: Any, related_to: Any = None) -> None:
         """POST one message; whatever comes back is queued for ``read()``.
 
+        A request is posted from a worker thread, so the caller is free to
+        time out while the server takes its time to answer; notifications
+        and responses are posted at once (the server answers them with 202).
+
         Raises:
-            ConnectionClosed: the server cannot be reached.
+            ConnectionClosed: the server cannot be reached (for a request:
+                that request fails with it instead).
         """
+        if _request_ids(message):
+            self._posters.submit(self._post_request, message)
+        else:
+            self._send(message)
+
+    def _post_request(self, message: Any) -> None:
+        try:
+            self._send(message)
+        except ConnectionClosed as exc:
+            for request_id in _request_ids(message):
+                self._inbox.put(Failed(request_id, exc))
+
+    def _send(self, message: Any) -> None:
         session_id = self.session_id
         response = self._post(message)
         if (response.status_code == 404 and session_id is not None and type(message) is Request
@@ -140,6 +159,7 @@ class StreamableHTTPTransport(Transport):
             abort(response)  # wakes the thread reading it
         for reader in readers:
             join(reader, 5.0)
+        self._posters.shutdown(timeout=5.0)
         self.http.close()
         self._inbox.put(None)
 

@@ -138,12 +138,24 @@ class WebSocketServerTransport(Transport):
         if not masked:
             raise ValueError("client frames must be masked (RFC 6455 §5.1)")
         if size > self.max_message:
+            self._discard(4 + size)
             raise OverflowError(size)
         mask = self._read_exact(4)
         payload = bytearray(self._read_exact(size))
         for i in range(size):  # unmask; plain loop: messages are small and this is not the hot path
             payload[i] ^= mask[i % 4]
         return bool(fin), opcode, bytes(payload)
+
+    def _discard(self, size: int) -> None:
+        # Read (and drop) an oversized frame, within reason, so the close frame
+        # that follows reaches a client still busy sending instead of a reset.
+        if size > 4 * self.max_message:
+            return
+        while size > 0:
+            chunk = self.rfile.read(min(size, 1 << 20))
+            if not chunk:
+                return
+            size -= len(chunk)
 
     def read(self) -> Optional[jsonrpc.Parsed]:
         """The next text message (fragments joined; pings answered); ``None`` when the peer leaves."""

@@ -1,0 +1,280 @@
+"""Host config files: each host's format, variables, the search order, and connecting by name.
+
+Every test runs with a temporary HOME and current directory, so the real
+user's config files are never read.
+"""
+
+import json
+import os
+
+import pytest
+
+import minimcp
+from minimcp.config import (ConfigError, ServerNotFound, config_paths, find_server, load_config)
+from conftest import PY, example
+
+WEATHER = example("weather_server.py")
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """A fresh HOME (and no XDG_CONFIG_HOME / APPDATA pointing elsewhere)."""
+    path = tmp_path / "home"
+    path.mkdir()
+    monkeypatch.setenv("HOME", str(path))
+    monkeypatch.setenv("USERPROFILE", str(path))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("APPDATA", raising=False)
+    return path
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch, home):
+    """A fresh project directory, made the current directory."""
+    path = tmp_path / "project"
+    path.mkdir()
+    monkeypatch.chdir(path)
+    return path
+
+
+def write(path, data):
+    """Write ``data`` (JSON-encoded unless it is already text), creating folders."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+    return str(path)
+
+
+# -- each host's format ---------------------------------------------------------------------
+
+
+def test_claude_desktop_format(project, home):
+    write(home / ".config" / "Claude" / "claude_desktop_config.json", {"mcpServers": {
+        "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"],
+                  "env": {"DEBUG": "1", "LEVEL": 3}, "cwd": "/srv"}}})
+    assert find_server("files") == {
+        "command": ["npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"],
+        "env": {"DEBUG": "1", "LEVEL": "3"}, "cwd": "/srv"}
+
+
+def test_cursor_format_with_a_remote_server(project, home):
+    write(home / ".cursor" / "mcp.json", {"mcpServers": {
+        "local": {"command": "python", "args": ["server.py"]},
+        "remote": {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer x"}}}})
+    assert find_server("local") == {"command": ["python", "server.py"], "env": {}, "cwd": None}
+    # Cursor writes no "type" for a URL: Streamable HTTP, the current transport.
+    assert find_server("remote") == {"url": "https://mcp.example.com/mcp",
+                                     "headers": {"Authorization": "Bearer x"}, "transport": "http"}
+
+
+def test_claude_code_project_format(project):
+    write(project / ".mcp.json", {"mcpServers": {
+        "stdio": {"type": "stdio", "command": "uvx", "args": ["mcp-server-git"], "env": {}},
+        "http": {"type": "http", "url": "https://a.example/mcp", "headers": {"X-Key": "k"}},
+        "legacy": {"type": "sse", "url": "https://b.example/sse"},
+        "older": {"type": "streamable-http", "url": "https://c.example/mcp"}}})
+    assert find_server("stdio") == {"command": ["uvx", "mcp-server-git"], "env": {}, "cwd": None}
+    assert find_server("http") == {"url": "https://a.example/mcp", "headers": {"X-Key": "k"},
+                                   "transport": "http"}
+    assert find_server("legacy")["transport"] == "sse"
+    assert find_server("older")["transport"] == "http"
+
+
+def test_vscode_format_is_jsonc_and_knows_workspace_folder(project):
+    write(project / ".vscode" / "mcp.json", """{
+      // VS Code files are JSONC: comments and trailing commas
+      "inputs": [{"type": "promptString", "id": "token", "description": "API token", "password": true}],
+      "servers": {
+        "local": {"type": "stdio", "command": "python", "args": ["${workspaceFolder}/server.py",],
+                  "cwd": "${workspaceFolder}"},
+        /* a remote one */
+        "remote": {"type": "http", "url": "https://x.example/mcp", "headers": {"A": "b"}},
+      },
+    }""")
+    assert find_server("local") == {"command": ["python", f"{project}/server.py"], "env": {},
+                                    "cwd": str(project)}
+    assert find_server("remote") == {"url": "https://x.example/mcp", "headers": {"A": "b"},
+                                     "transport": "http"}
+
+
+def test_vscode_env_file_is_read_and_env_wins(project):
+    write(project / ".env", "# secrets\nexport TOKEN='from-file'\nMODE=file\n\nNOT A LINE\n")
+    write(project / ".vscode" / "mcp.json", {"servers": {"s": {
+        "type": "stdio", "command": "srv", "envFile": "${workspaceFolder}/.env", "env": {"MODE": "entry"}}}})
+    assert find_server("s")["env"] == {"TOKEN": "from-file", "MODE": "entry"}
+
+
+def test_claude_code_user_file_with_project_servers(project, home):
+    write(home / ".claude.json", {
+        "numStartups": 12,
+        "mcpServers": {"shared": {"command": "user-version"}, "user-only": {"command": "u"}},
+        "projects": {str(project): {"mcpServers": {"shared": {"command": "project-version"}}},
+                     "/some/other/project": {"mcpServers": {"elsewhere": {"command": "e"}}}}})
+    # Claude Code's "local" scope (this project's entry) wins over "user" (top level).
+    assert find_server("shared")["command"] == ["project-version"]
+    assert find_server("user-only")["command"] == ["u"]
+    with pytest.raises(ServerNotFound):
+        find_server("elsewhere")
+
+
+def test_load_config_lists_servers_and_leaves_variables(project):
+    path = write(project / "servers.json", {"mcpServers": {
+        "a": {"command": "x", "args": ["${NOT_SET_ANYWHERE}"]}, "b": {"url": "https://b/${ALSO_NOT_SET}"}}})
+    servers = load_config(path)
+    assert list(servers) == ["a", "b"]
+    assert servers["a"] == {"command": ["x", "${NOT_SET_ANYWHERE}"], "env": {}, "cwd": None}
+    assert servers["b"] == {"url": "https://b/${ALSO_NOT_SET}", "headers": {}, "transport": "http"}
+
+
+def test_a_file_with_a_byte_order_mark_is_read(project):
+    path = project / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"mcpServers": {"a": {"command": "x"}}}).encode())
+    assert find_server("a", config=str(path))["command"] == ["x"]
+
+
+# -- errors ----------------------------------------------------------------------------------
+
+
+def test_missing_name_lists_every_file_tried(project, home):
+    write(project / ".mcp.json", {"mcpServers": {"git": {"command": "g"}, "fs": {"command": "f"}}})
+    write(home / ".claude.json", {"mcpServers": {"memory": {"command": "m"}}})
+    with pytest.raises(ServerNotFound) as caught:
+        find_server("weather")
+    assert isinstance(caught.value, LookupError) and isinstance(caught.value, minimcp.MCPError)
+    message = str(caught.value)
+    assert "no MCP server named 'weather'" in message
+    for path in config_paths():
+        assert path in message
+    assert f"{project / '.mcp.json'} (servers: git, fs)" in message
+    assert f"{home / '.claude.json'} (servers: memory)" in message
+    assert f"{project / '.vscode' / 'mcp.json'} (no such file)" in message
+
+
+def test_missing_name_in_an_explicit_file(project):
+    path = write(project / "c.json", {"servers": {"a": {"command": "x"}}})
+    with pytest.raises(ServerNotFound, match=r"(?s)no MCP server named 'b'.*c\.json \(servers: a\)$"):
+        find_server("b", config=path)
+
+
+def test_bad_json_names_the_file_and_line(project):
+    path = write(project / ".mcp.json", '{\n  "mcpServers": {\n    "a": {"command": "x"}\n    "b": {}\n}\n')
+    with pytest.raises(ConfigError) as caught:
+        find_server("a")
+    assert isinstance(caught.value, ValueError)
+    assert str(caught.value).startswith(f"{path}, line 4 column 5: not valid JSON")
+
+
+def test_a_missing_explicit_config_file_is_an_error(project):
+    with pytest.raises(ConfigError, match="nope.json does not exist"):
+        find_server("a", config="nope.json")
+
+
+def test_malformed_entries_are_named(project):
+    path = write(project / "c.json", {"mcpServers": {"empty": {"env": {}}}})
+    with pytest.raises(ConfigError, match=r"server 'empty' in .*c\.json needs a \"command\""):
+        load_config(path)
+    path = write(project / "d.json", {"mcpServers": {"ws": {"type": "ws", "url": "ws://x"}}})
+    with pytest.raises(ConfigError, match="type 'ws' is not one minimcp knows"):
+        load_config(path)
+    path = write(project / "f.json", {"mcpServers": {"h": {"type": "http", "command": "x"}}})
+    with pytest.raises(ConfigError, match="type 'http' needs a \"url\""):
+        load_config(path)
+    path = write(project / "e.json", {"mcpServers": []})
+    with pytest.raises(ConfigError, match='"mcpServers" should be an object'):
+        load_config(path)
+
+
+# -- variables ---------------------------------------------------------------------------------
+
+
+def test_variables_expand_everywhere(project, monkeypatch):
+    monkeypatch.setenv("MCP_TEST_BIN", "/opt/bin/server")
+    monkeypatch.setenv("MCP_TEST_TOKEN", "s3cret")
+    monkeypatch.setenv("MCP_TEST_EMPTY", "")
+    monkeypatch.delenv("MCP_TEST_UNSET", raising=False)
+    write(project / ".mcp.json", {"mcpServers": {
+        "local": {"command": "${MCP_TEST_BIN}",
+                  "args": ["--token=${MCP_TEST_TOKEN}", "${MCP_TEST_UNSET:-fallback}", "${env:MCP_TEST_TOKEN}",
+                           "[${MCP_TEST_EMPTY:-unused}]", "$MCP_TEST_TOKEN"],
+                  "env": {"KEY": "${MCP_TEST_TOKEN}", "HOME_DIR": "${userHome}"}},
+        "remote": {"type": "http", "url": "https://${MCP_TEST_UNSET:-api.example}/mcp",
+                   "headers": {"Authorization": "Bearer ${MCP_TEST_TOKEN}"}}}})
+    local = find_server("local")
+    # A set-but-empty variable counts as set (Claude Code's rule); bare $VAR is left alone.
+    assert local["command"] == ["/opt/bin/server", "--token=s3cret", "fallback", "s3cret", "[]",
+                                "$MCP_TEST_TOKEN"]
+    assert local["env"] == {"KEY": "s3cret", "HOME_DIR": os.path.expanduser("~")}
+    assert find_server("remote") == {"url": "https://api.example/mcp",
+                                     "headers": {"Authorization": "Bearer s3cret"}, "transport": "http"}
+
+
+def test_a_missing_variable_is_named(project, monkeypatch):
+    monkeypatch.delenv("MCP_TEST_MISSING_A", raising=False)
+    monkeypatch.delenv("MCP_TEST_MISSING_B", raising=False)
+    path = write(project / ".mcp.json", {"mcpServers": {"s": {
+        "command": "x", "args": ["${MCP_TEST_MISSING_A}"], "env": {"K": "${env:MCP_TEST_MISSING_B}"}}}})
+    with pytest.raises(ConfigError) as caught:
+        find_server("s")
+    assert str(caught.value) == (
+        f"server 's' in {path} needs the environment variable(s) MCP_TEST_MISSING_A, MCP_TEST_MISSING_B, "
+        "which are not set (set them, or write a default: ${NAME:-default})")
+
+
+def test_vscode_inputs_cannot_be_resolved(project):
+    write(project / ".vscode" / "mcp.json", {
+        "inputs": [{"type": "promptString", "id": "api-key", "password": True}],
+        "servers": {"s": {"type": "stdio", "command": "x", "env": {"KEY": "${input:api-key}"}}}})
+    with pytest.raises(ConfigError, match=r"uses \$\{input:api-key\}: VS Code asks the user for inputs"):
+        find_server("s")
+
+
+def test_unknown_vscode_variables_are_refused(project):
+    write(project / ".mcp.json", {"mcpServers": {"s": {"command": "${command:pick}"}}})
+    with pytest.raises(ConfigError, match=r"uses \$\{command:pick\}, which minimcp cannot expand"):
+        find_server("s")
+
+
+# -- the search order --------------------------------------------------------------------------
+
+
+def test_default_search_order(project, home):
+    """Project files first (.mcp.json, .vscode, .cursor), then the user's (Claude Desktop, Cursor, Claude Code)."""
+    files = [(project / ".mcp.json", "mcpServers"), (project / ".vscode" / "mcp.json", "servers"),
+             (project / ".cursor" / "mcp.json", "mcpServers"),
+             (home / ".config" / "Claude" / "claude_desktop_config.json", "mcpServers"),
+             (home / ".cursor" / "mcp.json", "mcpServers"), (home / ".claude.json", "mcpServers")]
+    assert config_paths() == [str(path) for path, _ in files]
+    for index, (path, key) in enumerate(files):
+        write(path, {key: {"shared": {"command": f"from-{index}"}}})
+    for index, (path, _) in enumerate(files):
+        assert find_server("shared")["command"] == [f"from-{index}"]
+        path.unlink()
+    with pytest.raises(ServerNotFound):
+        find_server("shared")
+
+
+def test_xdg_config_home_moves_claude_desktop_config(project, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    write(tmp_path / "xdg" / "Claude" / "claude_desktop_config.json", {"mcpServers": {"a": {"command": "x"}}})
+    assert find_server("a")["command"] == ["x"]
+
+
+# -- connecting by name, end to end --------------------------------------------------------------
+
+
+def test_connect_by_name_with_an_explicit_config(project):
+    path = write(project / "hosts" / "claude_desktop_config.json", {"mcpServers": {
+        "weather": {"command": PY, "args": [WEATHER], "env": {"WEATHER_HOME": "${HOME}"}}}})
+    with minimcp.connect("weather", config=path) as client:
+        assert client.server_info["name"] == "weather"
+        assert client.call_tool("get_weather", {"city": "London"}).text == "London: 14°C, rain"
+
+
+def test_connect_by_name_from_the_project_file(project):
+    write(project / ".mcp.json", {"mcpServers": {"weather": {"command": PY, "args": [WEATHER]}}})
+    with minimcp.connect("weather") as client:
+        assert [tool.name for tool in client.tools] == ["get_weather", "get_forecast"]
+
+
+def test_connect_to_an_unknown_name_starts_nothing(project):
+    with pytest.raises(ServerNotFound):
+        minimcp.connect("no-such-server")
