@@ -26,6 +26,7 @@ public API. ``minimcp.jsonrpc``, ``minimcp.session`` and
 """
 
 import logging
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
@@ -34,7 +35,19 @@ from .errors import (CapabilityError, ConnectionClosed, MCPError, ProtocolError,
 from .content import Audio, EmbeddedResource, Image, Message, ResourceLink  # noqa: E402
 from .types import PROTOCOL_VERSION  # noqa: E402
 from .server import Context, Server  # noqa: E402
-from .client import Client, connect  # noqa: E402
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .client import Client, connect
+
+
+def __getattr__(name: str) -> Any:
+    # The client side loads on first use, so a stdio server starts without it
+    # (start-up time is import time: see benchmarks/).
+    if name in ("Client", "connect"):
+        from . import client
+
+        return getattr(client, name)
+    raise AttributeError(f"module 'minimcp' has no attribute {name!r}")
 
 __all__ = (
     "connect", "Client", "Server", "Context",

@@ -9,7 +9,6 @@ logging to the client, and requests to the client (sampling, elicitation,
 roots) that block only the handler's own worker thread.
 """
 
-import base64
 import logging
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Union
@@ -179,7 +178,9 @@ class Context(RequestContext):
         """
         self._require("elicitation", "elicit a URL", "url")
         if elicitation_id is None:
-            elicitation_id = base64.urlsafe_b64encode(__import__("os").urandom(12)).decode("ascii")
+            import secrets
+
+            elicitation_id = secrets.token_urlsafe(12)
         return self.connection.request("elicitation/create", {
             "mode": "url", "message": message, "url": url, "elicitationId": elicitation_id},
             timeout, self.request_id)
@@ -423,6 +424,8 @@ def paginate(items: list, cursor: Optional[str], page_size: Optional[int]) -> tu
     Cursors are opaque to clients (spec server/utilities/pagination); here
     they are the base64 of the next offset. A bad one is ``-32602``.
     """
+    import base64  # late: only servers that page need it
+
     start = 0
     if cursor is not None:
         try:

@@ -21,10 +21,15 @@ One way to return a result, chosen for one reason: a tool's Python return
 value should read like what the model will see.
 """
 
-import base64
 import json
 import os
 from typing import Any, Optional, Union
+
+def _b64(data: bytes) -> bytes:
+    import base64  # late: most servers never send binary content
+
+    return base64.b64encode(data)
+
 
 CONTENT_TYPES = frozenset({"text", "image", "audio", "resource", "resource_link"})
 
@@ -75,7 +80,7 @@ class _Binary:
 
     def to_block(self) -> dict:
         """Return the content block as it goes on the wire (base64 data)."""
-        return {"type": self.block_type, "data": base64.b64encode(self.data).decode("ascii"),
+        return {"type": self.block_type, "data": _b64(self.data).decode("ascii"),
                 "mimeType": self.mime_type}
 
     def __repr__(self) -> str:
@@ -140,7 +145,7 @@ def resource_contents(uri: str, data: Any, mime_type: Optional[str] = None) -> d
     anything else JSON text (``application/json``)."""
     if isinstance(data, (bytes, bytearray)):
         return {"uri": uri, "mimeType": mime_type or "application/octet-stream",
-                "blob": base64.b64encode(data).decode("ascii")}
+                "blob": _b64(data).decode("ascii")}
     if isinstance(data, str):
         return {"uri": uri, "mimeType": mime_type or "text/plain", "text": data}
     return {"uri": uri, "mimeType": mime_type or "application/json", "text": to_json_text(jsonable(data))}
@@ -244,7 +249,7 @@ def tool_result(value: Any, output_schema: Optional[dict] = None, wrap: bool = F
                 raise TypeError("the tool returned bytes of an unknown format; "
                                 "return minimcp.Image(data, mime_type=...) or Audio(...)")
             return {"content": [{"type": mime.split("/")[0], "mimeType": mime,
-                                 "data": base64.b64encode(value).decode("ascii")}], "isError": False}
+                                 "data": _b64(value).decode("ascii")}], "isError": False}
         if type(value) is list and value:
             if all(_is_block(item) for item in value):
                 return {"content": [_block(item) for item in value], "isError": False}

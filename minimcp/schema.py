@@ -474,9 +474,24 @@ class FunctionSchema:
         self.input_schema = schema
         self.output_schema, self.wrap_output = _output_schema(hints.get("return", Any))
         self._simple = is_simple(schema)
+        self._required = tuple(required)
+        self._fast = _fast_types(properties) if not code.co_flags & _CO_VARKEYWORDS else None
 
     def validate(self, arguments: dict) -> Optional[str]:
         """Return a sentence saying what is wrong with ``arguments``, or ``None``."""
+        fast = self._fast
+        if fast is not None:  # the common case, checked in a few dict lookups (a per-call cost)
+            for name in self._required:
+                if name not in arguments:
+                    break
+            else:
+                for name, value in arguments.items():
+                    types = fast.get(name)
+                    if types is None or type(value) not in types:
+                        break
+                else:
+                    return None
+            # something is off: the full validator finds it and says what
         if self._simple:
             problem = validate(arguments, self.input_schema, "arguments")
         else:
@@ -501,6 +516,21 @@ class FunctionSchema:
             if name in kwargs:
                 kwargs[name] = convert(kwargs[name])
         return kwargs
+
+
+_FAST_TYPES = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,)}
+_IGNORED = {"type", "description", "default", "title"}
+
+
+def _fast_types(properties: dict) -> Optional[Dict[str, tuple]]:
+    """name -> the Python types that certainly fit, when every property is a plain
+    scalar; else None. (A whole float for an integer still passes: the slow path.)"""
+    fast = {}
+    for name, prop in properties.items():
+        if set(prop) - _IGNORED or prop.get("type") not in _FAST_TYPES:
+            return None
+        fast[name] = _FAST_TYPES[prop["type"]]
+    return fast
 
 
 def _output_schema(hint: Any) -> Tuple[Optional[dict], bool]:

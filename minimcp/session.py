@@ -314,7 +314,8 @@ class Session:
             reply = ErrorResponse(request_id, jsonrpc.INTERNAL_ERROR, f"Internal error: {exc}")
         with self._lock:
             self._in_flight.pop(request_id, None)
-            self._drained.notify_all()
+            if self._closing:  # close() may be waiting for the last handler
+                self._drained.notify_all()
         if ctx.is_cancelled:
             reply = None  # spec basic/utilities/cancellation: send no response
             self.transport.discard(request_id)

@@ -45,7 +45,7 @@ class WorkerPool:
     def __init__(self, max_workers: int) -> None:
         self.max_workers = max_workers
         self._tasks: "queue.SimpleQueue" = queue.SimpleQueue()
-        self._idle = threading.Semaphore(0)
+        self._idle = 0  # workers waiting for a task, not yet promised one (under _lock)
         self._threads: list = []
         self._lock = threading.Lock()
         self._shutdown = False
@@ -58,10 +58,10 @@ class WorkerPool:
     def submit(self, fn: Callable, *args: Any) -> None:
         """Run ``fn(*args)`` on a worker thread."""
         self._tasks.put((fn, args))
-        if self._idle.acquire(blocking=False):
-            return  # an idle worker will pick it up
-        with self._lock:
-            if not self._shutdown and len(self._threads) < self.max_workers:
+        with self._lock:  # a plain lock: threading.Semaphore is Python code, this is the hot path
+            if self._idle:
+                self._idle -= 1  # an idle worker will pick it up
+            elif not self._shutdown and len(self._threads) < self.max_workers:
                 self._threads.append(start_thread(self._work, "handler"))
 
     def _work(self) -> None:
@@ -76,7 +76,8 @@ class WorkerPool:
             except BaseException:  # a worker must survive anything a task does
                 log.exception("unhandled error in a minimcp worker")
             del task, fn, args
-            self._idle.release()
+            with self._lock:
+                self._idle += 1
 
     def shutdown(self, timeout: float = 5.0) -> None:
         """Stop every worker after the queued tasks, joining each within ``timeout``."""

@@ -63,6 +63,7 @@ class ServerTool:
             definition["_meta"] = meta
         self.definition = definition
         self._custom_input = input_schema is not None
+        self._output_simple = self.output_schema is not None and is_simple(self.output_schema)
 
     def definition_for(self, version: str) -> dict:
         """The definition without the fields ``version`` does not know (versions compare as dates)."""
@@ -103,7 +104,9 @@ class ServerTool:
             log.error("tool %r returned a value that cannot be sent: %s", self.name, exc)
             return error_result(f"Error in tool {self.name!r}: {exc}")
         if self.output_schema is not None:
-            problem = check_schema(result.get("structuredContent"), self.output_schema, "structuredContent")
+            structured = result.get("structuredContent")
+            problem = (validate(structured, self.output_schema, "structuredContent") if self._output_simple
+                       else jsonschema_validate(structured, self.output_schema, "structuredContent"))
             if problem:
                 # spec 2025-06-18 server/tools: servers MUST provide structured
                 # results that conform to the schema. The author's bug: log it.

@@ -18,7 +18,6 @@ import collections
 import logging
 import os
 import signal
-import subprocess
 import sys
 import threading
 from typing import IO, Callable, Dict, Optional, Sequence
@@ -153,6 +152,8 @@ class SubprocessTransport(StdioTransport):
     def __init__(self, command: Sequence[str], *, env: Optional[Dict[str, str]] = None,
                  cwd: Optional[str] = None, on_stderr: Optional[Callable[[str], None]] = None,
                  shutdown_timeout: float = 2.0) -> None:
+        import subprocess  # late: only a client starts servers; a server's start-up skips it
+
         if isinstance(command, str) or not command:
             raise TypeError("command must be a non-empty list of strings, e.g. ['python', 'server.py']")
         self.command = [str(part) for part in command]
@@ -203,7 +204,7 @@ class SubprocessTransport(StdioTransport):
             # and last words, so the ConnectionClosed can carry them.
             try:
                 self.process.wait(timeout=1.0)
-            except subprocess.TimeoutExpired:
+            except Exception:  # subprocess.TimeoutExpired: it is still running
                 pass
             self._stderr_thread.join(1.0)
         return message
