@@ -14,8 +14,10 @@ import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Union
 
 from . import jsonrpc
+from . import modern
 from .errors import CapabilityError, RPCError
-from .jsonrpc import INVALID_PARAMS, INVALID_REQUEST
+from .jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
+from .modern import InputRequired, RequestMeta
 from .session import RequestContext, Session
 from .types import LEGACY_VERSIONS, PROTOCOL_VERSION
 
@@ -23,8 +25,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .server import Server
 
 log = logging.getLogger(__name__)
-
-MODERN_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 
 #: RFC 5424 severities, least severe first (spec server/utilities/logging).
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -49,7 +49,17 @@ class Context(RequestContext):
     handler's worker thread only, never the connection.
     """
 
-    __slots__ = ()
+    __slots__ = ("modern", "answers", "_asked", "_asks", "_batching")
+
+    def __init__(self, session: Session, request: Any) -> None:
+        super().__init__(session, request)
+        #: The request's 2026-07-28 metadata, or None for a handshake-era request.
+        self.modern: Optional[RequestMeta] = None
+        #: Answers the client sent for this request's input requests (2026-07-28).
+        self.answers: Dict[str, Any] = {}
+        self._asked: Dict[str, dict] = {}
+        self._asks = 0
+        self._batching = 0
 
     @property
     def connection(self) -> "ServerConnection":
@@ -58,18 +68,18 @@ class Context(RequestContext):
 
     @property
     def protocol_version(self) -> Optional[str]:
-        """The protocol version negotiated with this client."""
-        return self.session.owner.protocol_version
+        """The protocol version of this request (2026-07-28) or negotiated with this client."""
+        return self.modern.version if self.modern else self.session.owner.protocol_version
 
     @property
     def client_capabilities(self) -> dict:
-        """The capabilities the client declared (``{}`` if none)."""
-        return self.session.owner.client_capabilities
+        """The capabilities the client declared, in this request (2026-07-28) or at initialize."""
+        return self.modern.capabilities if self.modern else self.session.owner.client_capabilities
 
     @property
     def client_info(self) -> dict:
         """The client's ``clientInfo`` (name, version), self-reported."""
-        return self.session.owner.client_info
+        return self.modern.client_info if self.modern else self.session.owner.client_info
 
     @property
     def principal(self) -> Any:
@@ -91,20 +101,55 @@ class Context(RequestContext):
             data: any JSON value: a string, or a dict of details.
             logger: the name of the part of the server that logs.
         """
-        self.connection.send_log(level, data, logger, related_to=self.request_id)
+        if self.modern is None:
+            self.connection.send_log(level, data, logger, related_to=self.request_id)
+            return
+        # 2026-07-28: logs are request-scoped, and only at the level this request asked for.
+        wanted = self.modern.log_level
+        if wanted is not None and _RANK.get(level, 0) >= _RANK.get(wanted, 0):
+            params: Dict[str, Any] = {"level": level, "data": data}
+            if logger is not None:
+                params["logger"] = logger
+            self.session.notify("notifications/message", params, related_to=self.request_id)
 
     def _require(self, capability: str, what: str, sub: Optional[str] = None) -> None:
         declared = self.client_capabilities.get(capability)
         if declared is None or (sub is not None and sub not in declared):
             name = f"{capability}.{sub}" if sub else capability
             raise CapabilityError(f"cannot {what}: the client did not declare the {name!r} capability "
-                                  f"(client: {self.client_info.get('name', 'unknown')})")
+                                  f"(client: {self.client_info.get('name', 'unknown')})", capability)
+
+    def _ask(self, method: str, params: Optional[dict], key: Optional[str], timeout: Optional[float]) -> Any:
+        """Ask the client: a request now (handshake era), or an input request (2026-07-28)."""
+        if self.modern is None:
+            return self.connection.request(method, params, timeout, self.request_id)
+        self._asks += 1
+        key = key or f"{method.split('/')[0]}-{self._asks}"
+        if key in self.answers:
+            return self.answers[key]
+        self._asked[key] = {"method": method, "params": params or {}}
+        if self._batching:
+            return None
+        raise InputRequired(dict(self._asked))
+
+    def inputs(self) -> "_Inputs":
+        """Ask for several things in one round (2026-07-28); elsewhere it changes nothing.
+
+        Inside the block, a question with no answer yet returns ``None``; at
+        the end, the round's input requests go to the client together::
+
+            with ctx.inputs():
+                name = ctx.elicit("Your name?", {...}, key="name")
+                roots = ctx.list_roots(key="roots")
+            # here both are answered
+        """
+        return _Inputs(self)
 
     def sample(self, messages: Union[str, List[Any]], *, max_tokens: int, system_prompt: Optional[str] = None,
                temperature: Optional[float] = None, stop_sequences: Optional[List[str]] = None,
                model_preferences: Optional[dict] = None, include_context: Optional[str] = None,
                tools: Optional[List[dict]] = None, tool_choice: Optional[dict] = None,
-               metadata: Optional[dict] = None, timeout: Optional[float] = None) -> dict:
+               metadata: Optional[dict] = None, timeout: Optional[float] = None, key: Optional[str] = None) -> dict:
         """Ask the client's LLM for a message (``sampling/createMessage``).
 
         Args:
@@ -113,6 +158,8 @@ class Context(RequestContext):
             max_tokens: the most tokens to generate (required by the spec).
             tools, tool_choice: tools the model may call (2025-11-25; the
                 client must declare ``sampling.tools``).
+            key: this question's name among the request's input requests
+                (2026-07-28); by default its place in the order of questions.
 
         Returns:
             The ``CreateMessageResult``: ``role``, ``content``, ``model``, ``stopReason``.
@@ -135,9 +182,10 @@ class Context(RequestContext):
                            ("metadata", metadata)):
             if value is not None:
                 params[key] = value
-        return self.connection.request("sampling/createMessage", params, timeout, self.request_id)
+        return self._ask("sampling/createMessage", params, key, timeout)
 
-    def elicit(self, message: str, schema: Any, *, timeout: Optional[float] = 600.0) -> dict:
+    def elicit(self, message: str, schema: Any, *, timeout: Optional[float] = 600.0,
+               key: Optional[str] = None) -> dict:
         """Ask the user to fill in a form (``elicitation/create``, form mode, 2025-06-18+).
 
         Args:
@@ -161,13 +209,13 @@ class Context(RequestContext):
             from .schema import type_schema
 
             schema = type_schema(schema)
-        return self.connection.request("elicitation/create", {"mode": "form", "message": message,
-                                                              "requestedSchema": schema}
-                                       if (self.protocol_version or "") >= "2025-11-25" else
-                                       {"message": message, "requestedSchema": schema}, timeout, self.request_id)
+        params = {"message": message, "requestedSchema": schema}
+        if (self.protocol_version or "") >= "2025-11-25":
+            params = {"mode": "form", **params}
+        return self._ask("elicitation/create", params, key, timeout)
 
     def elicit_url(self, message: str, url: str, *, elicitation_id: Optional[str] = None,
-                   timeout: Optional[float] = 600.0) -> dict:
+                   timeout: Optional[float] = 600.0, key: Optional[str] = None) -> dict:
         """Ask the user to visit a URL (``elicitation/create``, URL mode, 2025-11-25).
 
         When the out-of-band step is done, call
@@ -181,18 +229,36 @@ class Context(RequestContext):
             import secrets
 
             elicitation_id = secrets.token_urlsafe(12)
-        return self.connection.request("elicitation/create", {
-            "mode": "url", "message": message, "url": url, "elicitationId": elicitation_id},
-            timeout, self.request_id)
+        params = {"mode": "url", "message": message, "url": url}
+        if self.modern is None:  # 2026-07-28 dropped elicitationId: the state carries it
+            params["elicitationId"] = elicitation_id
+        return self._ask("elicitation/create", params, key, timeout)
 
-    def list_roots(self, *, timeout: Optional[float] = None) -> List[dict]:
+    def list_roots(self, *, timeout: Optional[float] = None, key: Optional[str] = None) -> List[dict]:
         """Ask the client for its roots (``roots/list``): ``[{"uri": "file:///...", "name": ...}]``.
 
         Raises:
             CapabilityError: the client did not declare ``roots``.
         """
         self._require("roots", "list roots")
-        return self.connection.request("roots/list", None, timeout, self.request_id).get("roots", [])
+        answer = self._ask("roots/list", None, key, timeout)
+        return None if answer is None else answer.get("roots", [])  # type: ignore[return-value]
+
+
+class _Inputs:
+    __slots__ = ("ctx",)
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    def __enter__(self) -> None:
+        self.ctx._batching += 1
+
+    def __exit__(self, kind: Any, *rest: Any) -> None:
+        ctx = self.ctx
+        ctx._batching -= 1
+        if kind is None and not ctx._batching and any(key not in ctx.answers for key in ctx._asked):
+            raise InputRequired(dict(ctx._asked))
 
 
 class ServerConnection:
@@ -224,6 +290,9 @@ class ServerConnection:
         ready = self._ready
         return {
             "initialize": self.initialize,
+            "ping": self.ping,
+            "server/discover": ready(lambda params, ctx: modern.discover(self, params, ctx)),
+            "subscriptions/listen": ready(lambda params, ctx: modern.listen(self, params, ctx)),
             "tools/list": ready(self._lister(server.tools, "tools")),
             "tools/call": ready(self.call_tool),
             "resources/list": ready(self._lister(server.resources, "resources")),
@@ -243,24 +312,31 @@ class ServerConnection:
         return self.protocol_version or PROTOCOL_VERSION
 
     def _ready(self, handler: Callable) -> Callable:
-        """Guard a handler: legacy requests need the handshake first (spec basic/lifecycle)."""
+        """Guard a handler: a request with 2026-07-28 ``_meta`` is served on its own (stateless);
+        any other needs the handshake first (spec basic/lifecycle)."""
 
         def guarded(params: dict, ctx: Context) -> Any:
+            if modern.VERSION_KEY in (params.get("_meta") or ()):
+                return modern.serve(self, handler, params, ctx)
+            if ctx.method in ("server/discover", "subscriptions/listen"):
+                raise RPCError(METHOD_NOT_FOUND, f"Method not found: {ctx.method} (2026-07-28 only)")
             if self.protocol_version is None:
-                meta = params.get("_meta")
-                requested = meta.get(MODERN_VERSION_KEY) if type(meta) is dict else None
-                if requested is not None:
-                    raise RPCError(jsonrpc.UNSUPPORTED_PROTOCOL_VERSION,
-                                   f"Unsupported protocol version: {requested}",
-                                   {"supported": list(LEGACY_VERSIONS), "requested": requested})
                 raise RPCError(INVALID_REQUEST, "Invalid Request: the session is not initialized; "
                                                 "send initialize first")
             return handler(params, ctx)
 
         return guarded
 
+    def ping(self, params: dict, ctx: Context) -> dict:
+        """Answer ``ping`` (spec basic/utilities/ping; gone in 2026-07-28)."""
+        if modern.VERSION_KEY in (params.get("_meta") or ()):
+            raise RPCError(METHOD_NOT_FOUND, "Method not found: ping (not part of protocol version 2026-07-28)")
+        return {}
+
     def initialize(self, params: dict, ctx: Context) -> dict:
         """Negotiate the protocol version (spec basic/lifecycle "Initialization")."""
+        if modern.VERSION_KEY in (params.get("_meta") or ()):
+            raise RPCError(METHOD_NOT_FOUND, "Method not found: initialize (not part of protocol version 2026-07-28)")
         requested = params.get("protocolVersion")
         if not isinstance(requested, str):
             raise RPCError(INVALID_PARAMS, 'initialize needs "protocolVersion" (a string)')
@@ -279,7 +355,7 @@ class ServerConnection:
 
     def _lister(self, items: Callable[[], list], key: str) -> Callable:
         def list_items(params: dict, ctx: Context) -> dict:
-            version = self.version
+            version = ctx.protocol_version or PROTOCOL_VERSION
             page, next_cursor = paginate([item.definition_for(version) for item in items()],
                                          params.get("cursor"), self.server.page_size)
             result: Dict[str, Any] = {key: page}
@@ -305,7 +381,7 @@ class ServerConnection:
         elif type(arguments) is not dict:
             raise RPCError(INVALID_PARAMS, 'tools/call "arguments" must be an object')
         with self.server.log_bridge.handling(ctx):
-            return tool.call(arguments, ctx, self.version)
+            return tool.call(arguments, ctx, ctx.protocol_version or PROTOCOL_VERSION)
 
     def _resource_uri(self, params: dict) -> str:
         uri = params.get("uri")
@@ -317,11 +393,19 @@ class ServerConnection:
         """Answer ``resources/read``; an unknown URI is ``-32002`` (spec server/resources "Error Handling")."""
         uri = self._resource_uri(params)
         found = self.server.find_resource(uri)
-        if found is None:
-            raise RPCError(jsonrpc.RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
-        resource, variables = found
-        with self.server.log_bridge.handling(ctx):
-            return resource.read(uri, variables, ctx)
+        try:
+            if found is None:
+                raise RPCError(jsonrpc.RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+            resource, variables = found
+            with self.server.log_bridge.handling(ctx):
+                result = resource.read(uri, variables, ctx)
+        except RPCError as exc:
+            if exc.code == jsonrpc.RESOURCE_NOT_FOUND and ctx.modern is not None:
+                exc.code = INVALID_PARAMS  # spec 2026-07-28 server/resources: -32002 is gone
+            raise
+        if ctx.modern is not None and resource.ttl_ms is not None:
+            result["ttlMs"], result["cacheScope"] = resource.ttl_ms, resource.cache_scope
+        return result
 
     def subscribe(self, params: dict, ctx: Context) -> dict:
         """Answer ``resources/subscribe``: updates to ``uri`` will be sent to this client."""
@@ -349,7 +433,7 @@ class ServerConnection:
         if type(arguments) is not dict:
             raise RPCError(INVALID_PARAMS, 'prompts/get "arguments" must be an object')
         with self.server.log_bridge.handling(ctx):
-            return prompt.get(arguments, ctx, self.version)
+            return prompt.get(arguments, ctx, ctx.protocol_version or PROTOCOL_VERSION)
 
     def complete(self, params: dict, ctx: Context) -> dict:
         """Answer ``completion/complete`` (spec server/utilities/completion), at most 100 values."""

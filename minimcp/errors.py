@@ -71,7 +71,12 @@ class CapabilityError(MCPError):
     """The peer did not declare the capability a call needs (say, ``sampling``).
 
     Raised before anything is sent, so a tool can catch it and fall back.
+    ``capability`` names it.
     """
+
+    def __init__(self, message: str, capability: str = "") -> None:
+        super().__init__(message)
+        self.capability = capability
 
 
 class ToolError(MCPError):

@@ -55,9 +55,12 @@ class ServerResource:
     def __init__(self, fn: Callable, uri: str, *, name: Optional[str] = None, title: Optional[str] = None,
                  description: Optional[str] = None, mime_type: Optional[str] = None,
                  icons: Optional[List[dict]] = None, annotations: Optional[dict] = None,
-                 size: Optional[int] = None, meta: Optional[dict] = None) -> None:
+                 size: Optional[int] = None, meta: Optional[dict] = None, ttl_ms: Optional[int] = None,
+                 cache_scope: str = "private") -> None:
         self.fn = fn
         self.uri = uri
+        #: Cache hints for 2026-07-28 reads (None: the server's defaults).
+        self.ttl_ms, self.cache_scope = ttl_ms, cache_scope
         self.mime_type = mime_type
         self.variables = [m.group(2) for m in _VARIABLE.finditer(uri)]
         self.is_template = bool(self.variables)

@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from .connection import Context, LogBridge, ServerConnection
 from .errors import RPCError
 from .jsonrpc import INVALID_PARAMS
+from .modern import StateSigner
 from .prompts import ServerPrompt
 from .resources import ServerResource
 from .tools import ServerTool
@@ -63,12 +64,17 @@ class Server:
         max_workers: the most requests handled at once per connection.
         timeout: seconds the server waits for the client to answer its requests.
         trace: print every message to stderr (also ``MINIMCP_TRACE=1``).
+        cache_ttl_ms, cache_scope: the cache hints sent with 2026-07-28 list,
+            read and discover results (0: re-fetch on next use).
+        state_secret: the key that signs 2026-07-28 ``requestState``; give all
+            workers of a deployment the same one (default: random per process).
     """
 
     def __init__(self, name: str, version: str = "0.1.0", *, instructions: Optional[str] = None,
                  title: Optional[str] = None, page_size: Optional[int] = None, log_level: Optional[str] = None,
                  log_bridge: bool = True, max_workers: int = 16, timeout: float = 60.0,
-                 trace: Optional[bool] = None) -> None:
+                 trace: Optional[bool] = None, cache_ttl_ms: int = 0, cache_scope: str = "public",
+                 state_secret: Optional[bytes] = None) -> None:
         self.name = name
         self.version = version
         self.instructions = instructions
@@ -79,6 +85,10 @@ class Server:
         self.max_workers = max_workers
         self.timeout = timeout
         self.trace = _env_flag("MINIMCP_TRACE") if trace is None else trace
+        self.cache_ttl_ms, self.cache_scope = cache_ttl_ms, cache_scope
+        self.state_signer = StateSigner(state_secret)
+        #: The open 2026-07-28 subscriptions/listen requests, of every connection.
+        self.subscriptions: set = set()
         #: Called with the ServerConnection when a client says its roots changed.
         self.on_roots_changed: Optional[Callable[[ServerConnection], None]] = None
         self._tools: Dict[str, ServerTool] = {}
@@ -182,10 +192,13 @@ class Server:
     def add_resource(self, fn: Callable, uri: str, *, name: Optional[str] = None, title: Optional[str] = None,
                      description: Optional[str] = None, mime_type: Optional[str] = None,
                      icons: Optional[List[dict]] = None, annotations: Optional[dict] = None,
-                     size: Optional[int] = None, meta: Optional[dict] = None) -> ServerResource:
+                     size: Optional[int] = None, meta: Optional[dict] = None, ttl_ms: Optional[int] = None,
+                     cache_scope: str = "private") -> ServerResource:
         """Register ``fn`` to answer ``resources/read`` for ``uri`` (a URI or an RFC 6570 template).
 
         ``fn`` returns ``str`` (text), ``bytes`` (a blob), or JSON-able data.
+        ``ttl_ms`` / ``cache_scope`` are the cache hints of its 2026-07-28
+        reads (default: the server's ``cache_ttl_ms``, scope ``"private"``).
         Registering while clients are connected sends them
         ``notifications/resources/list_changed``.
 
@@ -193,7 +206,8 @@ class Server:
             TypeError: a template variable has no matching parameter.
         """
         resource = ServerResource(fn, uri, name=name, title=title, description=description, mime_type=mime_type,
-                                  icons=icons, annotations=annotations, size=size, meta=meta)
+                                  icons=icons, annotations=annotations, size=size, meta=meta, ttl_ms=ttl_ms,
+                                  cache_scope=cache_scope)
         with self._lock:
             (self._templates if resource.is_template else self._resources)[uri] = resource
         self._changed("notifications/resources/list_changed")
@@ -236,6 +250,9 @@ class Server:
         for connection in self.connections():
             if uri in connection.subscriptions:
                 connection.notify("notifications/resources/updated", {"uri": uri})
+        for subscription in list(self.subscriptions):
+            if subscription.wants("notifications/resources/updated", uri):
+                subscription.send("notifications/resources/updated", {"uri": uri})
 
     # -- prompts --------------------------------------------------------------------------
 
@@ -382,6 +399,9 @@ class Server:
     def _changed(self, method: str) -> None:
         for connection in self.connections():
             connection.notify(method)
+        for subscription in list(self.subscriptions):  # 2026-07-28 listeners
+            if subscription.wants(method):
+                subscription.send(method)
 
     def serve(self, transport: Any, *, background: bool = True) -> ServerConnection:
         """Serve one connection over ``transport``.

@@ -10,10 +10,12 @@ the caller of ``call``).
 """
 
 import logging
+import sys
 from typing import Any, Callable, Dict, List, Optional
 
 from .content import block_for_version, error_result, tool_result
-from .errors import ToolError
+from .errors import CapabilityError, ToolError
+from .modern import InputRequired
 from .schema import FunctionSchema, is_simple, jsonschema_validate, validate
 from .session import RequestContext
 
@@ -95,6 +97,13 @@ class ServerTool:
             value = self.fn(**kwargs)
         except ToolError as exc:
             return error_result(str(exc))
+        except InputRequired:
+            raise  # 2026-07-28: the answer is "ask the client first", not a failure
+        except CapabilityError:
+            if version >= "2026-07-28":
+                raise  # -32021: the request must declare it (spec 2026-07-28 basic)
+            log.warning("tool %r needs a capability the client lacks", self.name, exc_info=True)
+            return error_result(f"Error in tool {self.name!r}: {sys.exc_info()[1]}")
         except Exception as exc:  # RPCError too: a refused sampling request is the tool's failure
             log.exception("tool %r failed", self.name)
             return error_result(f"Error in tool {self.name!r}: {type(exc).__name__}: {exc}")

@@ -105,15 +105,20 @@ def test_request_before_initialize_gets_an_error(raw):
     assert raw.initialize()["result"]["protocolVersion"] == "2025-11-25"
 
 
-def test_modern_request_before_initialize_names_the_supported_versions(raw):
-    """spec 2026-07-28 basic/versioning: an unsupported version gets -32022 with supported/requested."""
-    raw.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list",
-              "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                                   "io.modelcontextprotocol/clientCapabilities": {}}}})
+def test_modern_requests_need_no_initialize(raw):
+    """spec 2026-07-28 basic: a request with _meta version and capabilities is served on its own."""
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    raw.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+              "params": {"name": "echo", "arguments": {"text": "stateless"}, "_meta": meta}})
+    result = raw.recv()["result"]
+    assert result["resultType"] == "complete" and result["content"][0]["text"] == "stateless"
+    raw.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list",
+              "params": {"_meta": dict(meta, **{"io.modelcontextprotocol/protocolVersion": "2099-01-01"})}})
     error = raw.recv()["error"]
     assert error["code"] == -32022
-    assert error["data"] == {"supported": ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"],
-                             "requested": "2026-07-28"}
+    assert error["data"] == {"supported": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"],
+                             "requested": "2099-01-01"}
 
 
 def test_tool_that_raises_or_prints_leaves_the_stream_clean(raw):

@@ -1,0 +1,261 @@
+"""The stateless protocol, 2026-07-28: what a request carries, and multi round-trip requests.
+
+spec 2026-07-28 basic (digest base.md §9). There is no handshake: every
+request names its protocol version and the client's capabilities in
+``params._meta``, and the server reads them from that request alone. A
+server never sends the client a request; when a handler needs the client
+(sampling, elicitation, roots) the SDK answers ``input_required`` instead,
+and the client calls again with the answers (MRTR).
+
+How minimcp resumes a handler: it *re-runs* it. The handler's
+``ctx.elicit()`` / ``ctx.sample()`` / ``ctx.list_roots()`` calls find the
+answers the client sent (keyed by call order, or by ``key=``) and return
+them; the first call with no answer yet stops the run with
+:class:`InputRequired`. Answers from earlier rounds ride in ``requestState``,
+which is signed (HMAC-SHA256 with the server's secret), expires, and is bound
+to the method and a digest of the request's own params, so a client can
+neither forge nor move it. The server stores nothing between rounds: a
+client that never comes back costs nothing.
+"""
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import time
+from typing import Any, Dict, Optional
+
+from .errors import RPCError
+from .jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION
+from .types import LEGACY_VERSIONS
+
+MODERN_VERSION = "2026-07-28"
+#: Newest first: what server/discover lists, and what -32022 says is supported.
+SUPPORTED_VERSIONS = (MODERN_VERSION,) + tuple(reversed(LEGACY_VERSIONS))
+
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
+
+#: Only these may answer input_required (spec 2026-07-28 basic/patterns/mrtr).
+MRTR_METHODS = ("tools/call", "prompts/get", "resources/read")
+#: Methods a modern request may not use: they belong to the handshake era.
+REMOVED_METHODS = ("initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe")
+#: The extra params of a retry, left out when binding the state to the request.
+_RETRY_KEYS = ("_meta", "inputResponses", "requestState")
+
+
+def modern_version(params: Optional[dict]) -> Optional[str]:
+    """The version a request's ``_meta`` asks for, or None for a handshake-era request."""
+    meta = params.get("_meta") if params else None
+    return meta.get(VERSION_KEY) if type(meta) is dict else None
+
+
+class RequestMeta:
+    """What one modern request says about its client (spec 2026-07-28 basic "Request metadata")."""
+
+    __slots__ = ("version", "capabilities", "client_info", "log_level")
+
+    def __init__(self, params: dict) -> None:
+        meta = params.get("_meta")
+        if type(meta) is not dict or not isinstance(meta.get(VERSION_KEY), str):
+            raise RPCError(INVALID_PARAMS, f"Invalid params: _meta[{VERSION_KEY!r}] is required")
+        self.version: str = meta[VERSION_KEY]
+        if self.version != MODERN_VERSION:
+            raise RPCError(UNSUPPORTED_PROTOCOL_VERSION, f"Unsupported protocol version: {self.version}",
+                           {"supported": list(SUPPORTED_VERSIONS), "requested": self.version})
+        capabilities = meta.get(CAPABILITIES_KEY)
+        if type(capabilities) is not dict:
+            raise RPCError(INVALID_PARAMS, f"Invalid params: _meta[{CAPABILITIES_KEY!r}] (an object) is required")
+        self.capabilities: dict = capabilities
+        info = meta.get(CLIENT_INFO_KEY)
+        self.client_info: dict = info if type(info) is dict else {}  # optional: never trusted anyway
+        self.log_level: Optional[str] = meta.get(LOG_LEVEL_KEY)
+
+    def __repr__(self) -> str:
+        return f"RequestMeta(version={self.version!r}, capabilities={self.capabilities!r})"
+
+
+def missing_capability(capability: str) -> RPCError:
+    """The -32021 error for a request that did not declare what its handler needs."""
+    return RPCError(MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    f"Missing required client capability: {capability}",
+                    {"requiredCapabilities": {capability: {}}})
+
+
+class InputRequired(Exception):
+    """Raised inside a handler (by ``ctx.elicit`` and friends) when it needs the client's answers."""
+
+    def __init__(self, requests: Dict[str, dict]) -> None:
+        super().__init__(f"input required: {sorted(requests)}")
+        self.requests = requests
+
+
+class StateSigner:
+    """Makes and checks ``requestState``: answers so far, signed, expiring, bound to one request.
+
+    Args:
+        secret: the HMAC key; give every worker of a deployment the same one
+            (a random key per process works for a single process).
+        ttl: seconds a state stays valid.
+    """
+
+    def __init__(self, secret: Optional[bytes] = None, ttl: float = 600.0) -> None:
+        self.secret = secret or os.urandom(32)
+        self.ttl = ttl
+
+    @staticmethod
+    def _digest(method: str, params: dict) -> str:
+        own = {k: v for k, v in params.items() if k not in _RETRY_KEYS}
+        text = json.dumps([method, own], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+    def sign(self, method: str, params: dict, answers: Dict[str, Any], asked: list) -> str:
+        """A state carrying ``answers`` and the keys now ``asked`` for."""
+        payload = json.dumps({"m": method, "d": self._digest(method, params), "x": int(time.time() + self.ttl),
+                              "a": answers, "q": asked}, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        mac = hmac.new(self.secret, payload, hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(mac + payload).decode("ascii")
+
+    def answers(self, method: str, params: dict) -> Dict[str, Any]:
+        """The answers a retry brings: the state's earlier ones plus this round's ``inputResponses``.
+
+        Raises:
+            RPCError: ``-32602`` for a state that was tampered with, has
+                expired, or belongs to another request.
+        """
+        state = params.get("requestState")
+        responses = params.get("inputResponses") or {}
+        if type(responses) is not dict:
+            raise RPCError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
+        if state is None:
+            return dict(responses)
+        try:
+            raw = base64.urlsafe_b64decode(str(state).encode("ascii"))
+            mac, payload = raw[:32], raw[32:]
+            good = hmac.compare_digest(mac, hmac.new(self.secret, payload, hashlib.sha256).digest())
+            data = json.loads(payload) if good else None
+        except (ValueError, UnicodeError):
+            data = None
+        if type(data) is not dict:
+            raise RPCError(INVALID_PARAMS, "Invalid params: requestState was altered or is not ours; "
+                                           "start the request again without it")
+        if data.get("x", 0) < time.time():
+            raise RPCError(INVALID_PARAMS, "Invalid params: requestState has expired; start the request again")
+        if data.get("m") != method or data.get("d") != self._digest(method, params):
+            raise RPCError(INVALID_PARAMS, "Invalid params: requestState belongs to another request")
+        answers = dict(data.get("a") or {})
+        for key in data.get("q") or ():  # extra keys in inputResponses are ignored (spec MRTR)
+            if key in responses:
+                answers[key] = responses[key]
+        return answers
+
+
+# -- serving one modern request ------------------------------------------------------------
+
+#: Results that carry cache hints (spec 2026-07-28 server/utilities/caching).
+CACHEABLE = ("server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list",
+             "resources/read")
+_LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+def serve(connection: Any, handler: Any, params: dict, ctx: Any) -> dict:
+    """Serve one request that carries modern ``_meta``: validate it, run the handler, finish the result.
+
+    Raises:
+        RPCError: -32601 for a method 2026-07-28 removed, -32602 for bad
+            ``_meta`` or ``requestState``, -32022 for another version, -32021
+            when the handler needs a capability the request did not declare.
+    """
+    from .errors import CapabilityError  # (a cycle otherwise: errors is imported by everyone)
+
+    method = ctx.method
+    if method in REMOVED_METHODS:
+        raise RPCError(-32601, f"Method not found: {method} (not part of protocol version {MODERN_VERSION})")
+    meta = ctx.modern = RequestMeta(params)
+    if meta.log_level is not None and meta.log_level not in _LOG_LEVELS:
+        raise RPCError(INVALID_PARAMS, f"Invalid params: unknown log level {meta.log_level!r}")
+    server = connection.server
+    if method in MRTR_METHODS and ("requestState" in params or "inputResponses" in params):
+        ctx.answers = server.state_signer.answers(method, params)
+    try:
+        result = handler(params, ctx)
+    except InputRequired as exc:
+        if method not in MRTR_METHODS:
+            raise RPCError(-32603, f"Internal error: {method} cannot ask the client for input") from None
+        return {"resultType": "input_required", "inputRequests": exc.requests,
+                "requestState": server.state_signer.sign(method, params, ctx.answers, list(exc.requests))}
+    except CapabilityError as exc:
+        raise missing_capability(exc.capability) from None
+    result = dict(result)
+    result["resultType"] = "complete"
+    if method in CACHEABLE and "ttlMs" not in result:
+        result["ttlMs"], result["cacheScope"] = server.cache_ttl_ms, server.cache_scope
+    return result
+
+
+def discover(connection: Any, params: dict, ctx: Any) -> dict:
+    """Answer ``server/discover``: versions, capabilities, instructions, identity (spec 2026-07-28 server/discover)."""
+    server = connection.server
+    if ctx.modern is None:
+        raise RPCError(-32601, "Method not found: server/discover needs 2026-07-28 _meta")
+    info = {"name": server.name, "version": server.version}
+    if server.title:
+        info["title"] = server.title
+    result: Dict[str, Any] = {"supportedVersions": list(SUPPORTED_VERSIONS),
+                              "capabilities": server.capabilities(MODERN_VERSION), "_meta": {SERVER_INFO_KEY: info}}
+    if server.instructions:
+        result["instructions"] = server.instructions
+    return result
+
+
+#: listen filter -> the notification it lets through
+_FILTERS = {"toolsListChanged": "notifications/tools/list_changed",
+            "promptsListChanged": "notifications/prompts/list_changed",
+            "resourcesListChanged": "notifications/resources/list_changed"}
+
+
+class Subscription:
+    """One open ``subscriptions/listen`` request: where and what to send."""
+
+    def __init__(self, session: Any, request_id: Any, filters: dict) -> None:
+        self.session, self.request_id, self.filters = session, request_id, filters
+
+    def wants(self, method: str, uri: Optional[str] = None) -> bool:
+        """True if this listener asked for ``method`` (about ``uri``)."""
+        if method == "notifications/resources/updated":
+            return uri in (self.filters.get("resourceSubscriptions") or ())
+        return any(self.filters.get(name) and note == method for name, note in _FILTERS.items())
+
+    def send(self, method: str, params: Optional[dict] = None) -> None:
+        """Send one notification on this listen stream, tagged with its subscription id."""
+        tagged = dict(params or {})
+        tagged["_meta"] = {SUBSCRIPTION_KEY: self.request_id}
+        try:
+            self.session.notify(method, tagged, related_to=self.request_id)
+        except Exception:  # the listener went away; its request ends by itself
+            pass
+
+
+def listen(connection: Any, params: dict, ctx: Any) -> dict:
+    """Answer ``subscriptions/listen``: acknowledge, then hold the request open for notifications.
+
+    spec 2026-07-28 basic/patterns/subscriptions. The request ends when the
+    client cancels it (or closes its HTTP stream); it holds one worker thread
+    while open.
+    """
+    requested = params.get("notifications") or {}
+    honoured = {k: v for k, v in requested.items() if k in _FILTERS or k == "resourceSubscriptions"}
+    subscription = Subscription(connection.session, ctx.request_id, honoured)
+    server = connection.server
+    server.subscriptions.add(subscription)
+    try:
+        subscription.send("notifications/subscriptions/acknowledged", {"notifications": honoured})
+        ctx.cancelled.wait()
+    finally:
+        server.subscriptions.discard(subscription)
+    return {"_meta": {SUBSCRIPTION_KEY: ctx.request_id}}
