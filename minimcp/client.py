@@ -13,10 +13,12 @@ each run on a worker thread, never on the reader.
 
 import logging
 import os
+import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
 from . import __version__
-from .errors import CapabilityError, ProtocolError, RPCError
+from . import modern
+from .errors import CapabilityError, MCPError, ProtocolError, RPCError, Timeout
 from .jsonrpc import METHOD_NOT_FOUND
 from .session import ProgressCallback, Session
 from .types import (LEGACY_VERSIONS, PROTOCOL_VERSION, Completion, Prompt, PromptResult, Resource,
@@ -29,6 +31,10 @@ _URL_SCHEMES = ("http", "https", "ws", "wss")
 
 #: How many pages a list call follows before deciding the server loops.
 MAX_PAGES = 10_000
+#: How many input_required rounds one call may take (2026-07-28) before giving up.
+MAX_INPUT_ROUNDS = 10
+#: What the client can speak, for ``protocol=``.
+PROTOCOLS = ("auto", modern.MODERN_VERSION) + LEGACY_VERSIONS
 
 _LOG_LEVELS = {"debug": 10, "info": 20, "notice": 25, "warning": 30, "error": 40, "critical": 50,
                "alert": 50, "emergency": 50}
@@ -91,6 +97,14 @@ class Client:
             when the server says a list changed.
         on_resource_updated: ``callback(uri)`` for a subscribed resource that changed.
         on_notification: ``callback(method, params)`` for every notification.
+        protocol: ``"auto"`` (the default) speaks 2026-07-28 to a server that
+            does and falls back to the handshake; a version forces that one.
+
+    The calls are the same in both eras: on a 2026-07-28 server
+    ``set_logging_level`` sets the level each request asks for,
+    ``subscribe_resource`` becomes a ``subscriptions/listen`` request, and
+    the server's questions (sampling, elicitation, roots) come as
+    ``input_required`` results that the client answers and retries by itself.
     """
 
     def __init__(self, transport: Any, *, timeout: float = 60.0, client_info: Optional[dict] = None,
@@ -102,7 +116,10 @@ class Client:
                  on_resources_changed: Optional[Callable[[], Any]] = None,
                  on_prompts_changed: Optional[Callable[[], Any]] = None,
                  on_resource_updated: Optional[Callable[[str], Any]] = None,
-                 on_notification: Optional[Callable[[str, dict], Any]] = None) -> None:
+                 on_notification: Optional[Callable[[str, dict], Any]] = None, protocol: str = "auto") -> None:
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
+        self.protocol = protocol
         if trace is None:
             trace = os.environ.get("MINIMCP_TRACE", "") not in ("", "0", "false", "no")
         self.client_info = client_info or {"name": "minimcp", "version": __version__}
@@ -124,7 +141,13 @@ class Client:
         self.server_info: dict = {}
         self.server_capabilities: dict = {}
         self.instructions: Optional[str] = None
+        #: True once the server and client agreed on the stateless 2026-07-28 protocol.
+        self.modern = False
         self._tools: Optional[List[Tool]] = None
+        self._log_level: Optional[str] = None
+        self._cache: Dict[tuple, tuple] = {}  # (method, cursor or uri) -> (expires, result): 2026 ttlMs
+        self._subscribed: set = set()
+        self._listener: Optional["Listener"] = None
         if hasattr(transport, "on_session_expired"):  # HTTP: a 404 means "start a new session"
             transport.on_session_expired = self.initialize
 
@@ -149,8 +172,16 @@ class Client:
         if self.elicitation_handler is not None:
             caps["elicitation"] = {mode: {} for mode in self.elicitation_modes}
         if self.roots is not None:
-            caps["roots"] = {"listChanged": True}
+            caps["roots"] = {} if self.modern else {"listChanged": True}
         return caps
+
+    def _meta(self) -> dict:
+        """The ``_meta`` every 2026-07-28 request carries (spec 2026-07-28 basic "Request metadata")."""
+        meta = {modern.VERSION_KEY: modern.MODERN_VERSION, modern.CAPABILITIES_KEY: self.capabilities(),
+                modern.CLIENT_INFO_KEY: self.client_info}
+        if self._log_level is not None:
+            meta[modern.LOG_LEVEL_KEY] = self._log_level
+        return meta
 
     def initialize(self, timeout: Optional[float] = None) -> dict:
         """Run the handshake (spec basic/lifecycle "Initialization") and return its result.
@@ -163,8 +194,12 @@ class Client:
         """
         if self.session._reader is None:
             self.session.start()
+        if self.protocol in ("auto", modern.MODERN_VERSION):
+            discovered = self._probe(timeout)
+            if discovered is not None:
+                return discovered
         result = self.session.request("initialize", {
-            "protocolVersion": PROTOCOL_VERSION,
+            "protocolVersion": self.protocol if self.protocol in LEGACY_VERSIONS else PROTOCOL_VERSION,
             "capabilities": self.capabilities(),
             "clientInfo": self.client_info,
         }, timeout=timeout)
@@ -180,6 +215,78 @@ class Client:
         self.session.notify("notifications/initialized")
         self.session.transport.negotiated(version)
         return result
+
+    def _probe(self, timeout: Optional[float]) -> Optional[dict]:
+        """Ask ``server/discover`` first (spec 2026-07-28 "era detection"); the result, or None for a
+        handshake-era server. Only a recognised modern error is final."""
+        self.modern = True
+        try:
+            result = self.session.request("server/discover", {"_meta": self._meta()},
+                                          timeout=min(timeout or self.session.timeout, 10.0))
+        except (RPCError, Timeout) as exc:
+            self.modern = False
+            code = getattr(exc, "code", None)
+            if code in (-32020, -32021) or self.protocol == modern.MODERN_VERSION:
+                raise ProtocolError(f"the server does not speak {modern.MODERN_VERSION}: {exc}") from exc
+            log.debug("server/discover failed (%s): using the initialize handshake", exc)
+            return None
+        if modern.MODERN_VERSION not in (result.get("supportedVersions") or ()):
+            self.modern = False
+            if self.protocol == modern.MODERN_VERSION:
+                raise ProtocolError(f"the server supports {result.get('supportedVersions')}, "
+                                    f"not {modern.MODERN_VERSION}")
+            return None
+        self.protocol_version = modern.MODERN_VERSION
+        self.server_info = (result.get("_meta") or {}).get(modern.SERVER_INFO_KEY) or {}
+        self.server_capabilities = result.get("capabilities") or {}
+        self.instructions = result.get("instructions")
+        self.session.transport.negotiated(modern.MODERN_VERSION)
+        return result
+
+    def _call(self, method: str, params: Optional[dict] = None, *, timeout: Optional[float] = None,
+              on_progress: Optional[ProgressCallback] = None, max_timeout: Optional[float] = None) -> Any:
+        """Send a request; on a 2026-07-28 server add ``_meta``, answer ``input_required``
+        rounds, and keep results the server says may be cached."""
+        if not self.modern:
+            return self.session.request(method, params, timeout=timeout, on_progress=on_progress,
+                                        max_timeout=max_timeout)
+        params = dict(params or {})
+        key = (method, params.get("cursor"), params.get("uri"))
+        cached = self._cache.get(key)
+        if cached is not None and cached[0] > time.monotonic():
+            return cached[1]
+        params["_meta"] = {**(params.get("_meta") or {}), **self._meta()}
+        for _ in range(MAX_INPUT_ROUNDS):
+            result = self.session.request(method, params, timeout=timeout, on_progress=on_progress,
+                                          max_timeout=max_timeout)
+            kind = result.get("resultType", "complete")  # missing means complete (older servers)
+            if kind == "complete":
+                ttl = result.get("ttlMs")
+                if method in modern.CACHEABLE and "inputResponses" not in params and isinstance(ttl, int) and ttl > 0:
+                    self._cache[key] = (time.monotonic() + ttl / 1000, result)
+                return result
+            if kind != "input_required":
+                raise ProtocolError(f"the server answered {method} with an unknown resultType {kind!r}")
+            # spec 2026-07-28 basic/patterns/mrtr: answer each, retry with a new id and the state
+            params = dict(params, inputResponses={k: self._answer_input(r) for k, r in
+                                                  (result.get("inputRequests") or {}).items()})
+            params.pop("requestState", None)
+            if "requestState" in result:
+                params["requestState"] = result["requestState"]
+        raise ProtocolError(f"{method}: the server still wanted input after {MAX_INPUT_ROUNDS} rounds")
+
+    def _answer_input(self, request: dict) -> dict:
+        method, params = request.get("method"), request.get("params") or {}
+        answer = {"sampling/createMessage": self._answer_sampling, "elicitation/create": self._answer_elicitation,
+                  "roots/list": self._answer_roots}.get(method)
+        if answer is None:
+            raise ProtocolError(f"the server asked for input of an unknown kind: {method!r}")
+        try:
+            return answer(params, None)
+        except MCPError:
+            raise
+        except Exception as exc:  # the call fails here, with the cause; the server holds nothing
+            raise MCPError(f"the {method} handler failed: {exc}") from exc
 
     def _require(self, capability: str, sub: Optional[str] = None) -> None:
         """Refuse before sending when the server did not declare what a call needs."""
@@ -199,18 +306,20 @@ class Client:
         Raises:
             RPCError, Timeout, ConnectionClosed: see :meth:`Session.request`.
         """
-        return self.session.request(method, params, timeout=timeout, on_progress=on_progress)
+        return self._call(method, params, timeout=timeout, on_progress=on_progress)
 
     def ping(self, timeout: Optional[float] = None) -> None:
-        """Check that the server answers (spec basic/utilities/ping)."""
-        self.session.request("ping", None, timeout=timeout)
+        """Check that the server answers (spec basic/utilities/ping; ``server/discover`` on 2026-07-28)."""
+        if self.modern:
+            self.session.request("server/discover", {"_meta": self._meta()}, timeout=timeout)
+        else:
+            self.session.request("ping", None, timeout=timeout)
 
     def _paginate(self, method: str, key: str, timeout: Optional[float], cursor: Optional[str] = None,
                   one_page: bool = False) -> Iterator[dict]:
         seen = set()
         for _ in range(MAX_PAGES):
-            result = self.session.request(method, {"cursor": cursor} if cursor is not None else None,
-                                          timeout=timeout)
+            result = self._call(method, {"cursor": cursor} if cursor is not None else None, timeout=timeout)
             yield from result.get(key) or []
             cursor = result.get("nextCursor")
             if cursor is None or one_page:
@@ -227,8 +336,23 @@ class Client:
             yield Tool(raw)
 
     def list_tools(self, *, timeout: Optional[float] = None) -> List[Tool]:
-        """Return all the server's tools, following ``nextCursor`` to the end."""
+        """Return all the server's tools, following ``nextCursor`` to the end.
+
+        Over 2026-07-28 HTTP, a tool whose ``x-mcp-header`` annotations break
+        the rules is left out (with a warning), as the spec requires.
+        """
         tools = list(self.iter_tools(timeout=timeout))
+        headers = getattr(self.session.transport, "param_headers", None)
+        if self.modern and headers is not None:
+            kept = []
+            for tool in tools:
+                mirrored = modern.header_params(tool.input_schema)
+                if mirrored is None:
+                    log.warning("dropping tool %r: its x-mcp-header annotations are invalid", tool.name)
+                    continue
+                headers[tool.name] = mirrored
+                kept.append(tool)
+            tools = kept
         self._tools = tools
         return tools
 
@@ -260,7 +384,7 @@ class Client:
         """
         self._require("tools")
         params: Dict[str, Any] = {"name": name, "arguments": arguments if arguments is not None else {}}
-        result = self.session.request("tools/call", params, timeout=timeout, on_progress=on_progress,
+        result = self._call("tools/call", params, timeout=timeout, on_progress=on_progress,
                                       max_timeout=max_timeout)
         return ToolResult(result)
 
@@ -292,17 +416,25 @@ class Client:
             RPCError: ``-32002`` when the server has no such resource.
         """
         self._require("resources")
-        return ResourceResult(self.session.request("resources/read", {"uri": uri}, timeout=timeout))
+        return ResourceResult(self._call("resources/read", {"uri": uri}, timeout=timeout))
 
     def subscribe_resource(self, uri: str, *, timeout: Optional[float] = None) -> None:
         """Ask to be told when ``uri`` changes (see ``on_resource_updated``)."""
         self._require("resources", "subscribe")
-        self.session.request("resources/subscribe", {"uri": uri}, timeout=timeout)
+        if self.modern:  # 2026-07-28: a listen request carries the subscriptions
+            self._subscribed.add(uri)
+            self._relisten()
+            return
+        self._call("resources/subscribe", {"uri": uri}, timeout=timeout)
 
     def unsubscribe_resource(self, uri: str, *, timeout: Optional[float] = None) -> None:
         """Stop being told when ``uri`` changes."""
         self._require("resources", "subscribe")
-        self.session.request("resources/unsubscribe", {"uri": uri}, timeout=timeout)
+        if self.modern:
+            self._subscribed.discard(uri)
+            self._relisten()
+            return
+        self._call("resources/unsubscribe", {"uri": uri}, timeout=timeout)
 
     def iter_prompts(self, *, cursor: Optional[str] = None, timeout: Optional[float] = None) -> Iterator[Prompt]:
         """Yield the server's prompts, page by page (from ``cursor``)."""
@@ -325,7 +457,7 @@ class Client:
         params: Dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = {k: v if isinstance(v, str) else str(v) for k, v in arguments.items()}
-        return PromptResult(self.session.request("prompts/get", params, timeout=timeout))
+        return PromptResult(self._call("prompts/get", params, timeout=timeout))
 
     def complete(self, ref: dict, argument: str, value: str, *, context: Optional[Dict[str, str]] = None,
                  timeout: Optional[float] = None) -> Completion:
@@ -346,17 +478,23 @@ class Client:
         params: Dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
         if context:
             params["context"] = {"arguments": context}
-        return Completion(self.session.request("completion/complete", params, timeout=timeout))
+        return Completion(self._call("completion/complete", params, timeout=timeout))
 
     def set_logging_level(self, level: str, *, timeout: Optional[float] = None) -> None:
         """Ask the server for log messages at ``level`` and above (see ``on_log``)."""
         self._require("logging")
-        self.session.request("logging/setLevel", {"level": level}, timeout=timeout)
+        if self.modern:  # 2026-07-28: each request asks for its own level
+            if level not in _LOG_LEVELS:
+                raise ValueError(f"unknown log level {level!r}; use one of {', '.join(_LOG_LEVELS)}")
+            self._log_level = level
+            return
+        self._call("logging/setLevel", {"level": level}, timeout=timeout)
 
     def set_roots(self, roots: Any) -> None:
         """Replace the roots and tell the server (``notifications/roots/list_changed``)."""
         self.roots = roots
-        self.session.notify("notifications/roots/list_changed")
+        if not self.modern:  # 2026-07-28 asks for roots afresh each time: nothing to tell
+            self.session.notify("notifications/roots/list_changed")
 
     # -- what the server sends ------------------------------------------------------------------
 
@@ -393,22 +531,89 @@ class Client:
             self.on_progress(params)
         elif method == "notifications/tools/list_changed":
             self._tools = None
+            self._forget("tools/list")
             if self.on_tools_changed is not None:
                 self.on_tools_changed()
-        elif method == "notifications/resources/list_changed" and self.on_resources_changed is not None:
-            self.on_resources_changed()
-        elif method == "notifications/prompts/list_changed" and self.on_prompts_changed is not None:
-            self.on_prompts_changed()
-        elif method == "notifications/resources/updated" and self.on_resource_updated is not None:
-            self.on_resource_updated(params.get("uri"))
+        elif method == "notifications/resources/list_changed":
+            self._forget("resources/list", "resources/templates/list")
+            if self.on_resources_changed is not None:
+                self.on_resources_changed()
+        elif method == "notifications/prompts/list_changed":
+            self._forget("prompts/list")
+            if self.on_prompts_changed is not None:
+                self.on_prompts_changed()
+        elif method == "notifications/resources/updated":
+            self._cache.pop(("resources/read", None, params.get("uri")), None)
+            if self.on_resource_updated is not None:
+                self.on_resource_updated(params.get("uri"))
         if self.on_notification is not None:
             self.on_notification(method, params)
 
     # -- the end ------------------------------------------------------------------------------
 
+    def _forget(self, *methods: str) -> None:
+        for key in [k for k in self._cache if k[0] in methods]:
+            self._cache.pop(key, None)
+
+    # -- 2026-07-28 subscriptions ----------------------------------------------------------
+
+    def listen(self, *, tools: bool = False, prompts: bool = False, resources: bool = False,
+               resource_uris: Sequence[str] = ()) -> "Listener":
+        """Open a ``subscriptions/listen`` request (2026-07-28): the notifications it asks
+        for reach this client's ``on_*`` callbacks until ``listener.close()``."""
+        filters: Dict[str, Any] = {}
+        for name, wanted in (("toolsListChanged", tools), ("promptsListChanged", prompts),
+                             ("resourcesListChanged", resources)):
+            if wanted:
+                filters[name] = True
+        if resource_uris:
+            filters["resourceSubscriptions"] = list(resource_uris)
+        return Listener(self, filters)
+
+    def _relisten(self) -> None:
+        old, self._listener = self._listener, None
+        if old is not None:
+            old.close()
+        if self._subscribed or self.on_tools_changed or self.on_prompts_changed or self.on_resources_changed:
+            self._listener = self.listen(tools=self.on_tools_changed is not None,
+                                         prompts=self.on_prompts_changed is not None,
+                                         resources=self.on_resources_changed is not None,
+                                         resource_uris=sorted(self._subscribed))
+
     def close(self) -> None:
         """Close the connection: a child server is shut down, every thread joined. Idempotent."""
+        if self._listener is not None:
+            self._listener.close()
         self.session.close()
+
+
+class Listener:
+    """An open ``subscriptions/listen`` request, on a thread of its own; ``close()`` ends it."""
+
+    def __init__(self, client: Client, filters: dict) -> None:
+        from .threads import start_thread
+
+        self.client, self.filters = client, filters
+        self.acknowledged: Optional[dict] = None
+        self._id = client.session.new_request_id()
+        self._thread = start_thread(self._run, "listen")
+
+    def _run(self) -> None:
+        try:
+            params = {"notifications": self.filters, "_meta": self.client._meta()}
+            self.client.session.request("subscriptions/listen", params, timeout=365 * 86400.0, request_id=self._id)
+        except Exception as exc:  # cancelled by close(), or the connection ended
+            log.debug("listen request ended: %s", exc)
+
+    def close(self) -> None:
+        """End the listen request (``notifications/cancelled``, or closing its HTTP stream)."""
+        self.client.session.cancel(self._id, "the client stopped listening")
+        from .threads import join
+
+        join(self._thread, 5.0)
+
+    def __repr__(self) -> str:
+        return f"<Listener {self.filters!r}>"
 
 
 def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Optional[str] = None,

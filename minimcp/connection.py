@@ -88,9 +88,12 @@ class Context(RequestContext):
 
     def close_sse_stream(self) -> None:
         """End this request's SSE stream now; the client reconnects and resumes (Streamable HTTP,
-        2025-11-25 polling). Messages sent meanwhile are kept for it. Elsewhere: does nothing."""
+        2025-11-25 polling). Messages sent meanwhile are kept for it. Elsewhere (other
+        transports, other protocol versions): does nothing."""
+        # spec 2025-11-25 basic/transports: only a stream primed with an event id may be
+        # closed before its response; older versions cannot resume, so it stays open.
         close = getattr(self.session.transport, "close_stream", None)
-        if close is not None:
+        if close is not None and self.modern is None and (self.protocol_version or "") >= "2025-11-25":
             close(self.request_id)
 
     def log(self, level: str, data: Any, logger: Optional[str] = None) -> None:
@@ -104,9 +107,10 @@ class Context(RequestContext):
         if self.modern is None:
             self.connection.send_log(level, data, logger, related_to=self.request_id)
             return
-        # 2026-07-28: logs are request-scoped, and only at the level this request asked for.
+        # 2026-07-28: logs are request-scoped, only at the level this request asked
+        # for, and nothing more once it was cancelled (spec basic/patterns/cancellation).
         wanted = self.modern.log_level
-        if wanted is not None and _RANK.get(level, 0) >= _RANK.get(wanted, 0):
+        if wanted is not None and _RANK.get(level, 0) >= _RANK.get(wanted, 0) and not self.is_cancelled:
             params: Dict[str, Any] = {"level": level, "data": data}
             if logger is not None:
                 params["logger"] = logger

@@ -236,6 +236,8 @@ def tool_result(value: Any, output_schema: Optional[dict] = None, wrap: bool = F
     Raises:
         TypeError: the value cannot be sent (say, bytes of an unknown format).
     """
+    if wrap and type(value) is list and value and all(_is_block(item) for item in value):
+        return {"content": [_block(item) for item in value], "isError": False}  # "-> list" of blocks
     if output_schema is None:
         if type(value) is str:
             return {"content": [{"type": "text", "text": value}], "isError": False}

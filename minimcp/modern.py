@@ -259,3 +259,86 @@ def listen(connection: Any, params: dict, ctx: Any) -> dict:
     finally:
         server.subscriptions.discard(subscription)
     return {"_meta": {SUBSCRIPTION_KEY: ctx.request_id}}
+
+
+# -- HTTP headers that mirror the body (spec 2026-07-28 basic/transports "Streamable HTTP") ------
+
+_TOKEN_CHARS = set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def encode_header_value(value: Any) -> str:
+    """A header value for a body value: text as is when it is plain visible ASCII, else
+    ``=?base64?...?=``; integers in decimal; booleans ``true``/``false``."""
+    if value is True or value is False:
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    text = str(value)
+    plain = (text and text == text.strip() and all(0x20 <= ord(c) < 0x7F for c in text)
+             and not (text.startswith("=?base64?") and text.endswith("?=")))
+    return text if plain else "=?base64?" + base64.b64encode(text.encode("utf-8")).decode("ascii") + "?="
+
+
+def decode_header_value(value: str) -> str:
+    """The body value a header carries (``=?base64?...?=`` decoded, outer spaces ignored).
+
+    Raises:
+        ValueError: the base64 form is malformed.
+    """
+    value = value.strip()
+    if value.startswith("=?base64?") and value.endswith("?="):
+        return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
+    return value
+
+
+def header_params(schema: dict) -> Optional[Dict[str, str]]:
+    """A tool's ``x-mcp-header`` annotations: argument -> header name (``{}`` when none).
+
+    Returns None when the annotations break the rules (a client MUST then
+    drop the tool): a header name that is not an HTTP token, used twice, or
+    on a property that is not a top-level string, integer or boolean.
+    """
+    found: Dict[str, str] = {}
+    for name, prop in (schema.get("properties") or {}).items():
+        header = prop.get("x-mcp-header") if isinstance(prop, dict) else None
+        if header is None:
+            continue
+        if (not isinstance(header, str) or not header or set(header) - _TOKEN_CHARS
+                or prop.get("type") not in ("string", "integer", "boolean")
+                or header.lower() in (h.lower() for h in found.values())):
+            return None
+        found[name] = header
+    return found
+
+
+def check_headers(message: Any, headers: Dict[str, str], tool_schema: Optional[dict]) -> Optional[str]:
+    """Say what is wrong with the headers of a modern POST, or None (they mirror the body)."""
+    params = message.params or {}
+    version = (params.get("_meta") or {}).get(VERSION_KEY)
+    if headers.get("mcp-protocol-version", "").strip() != version:
+        return f"MCP-Protocol-Version header must be {version!r}"
+    if not hasattr(message, "id"):
+        return None  # notifications: no header rules are defined
+    if headers.get("mcp-method", "").strip() != message.method:
+        return f"Mcp-Method header must be {message.method!r}"
+    try:
+        if message.method in MRTR_METHODS:
+            expected = params.get("uri" if message.method == "resources/read" else "name")
+            if decode_header_value(headers.get("mcp-name", "")) != expected:
+                return f"Mcp-Name header must be {expected!r}"
+        if message.method == "tools/call" and tool_schema is not None:
+            arguments = params.get("arguments") or {}
+            for argument, header in (header_params(tool_schema) or {}).items():
+                given = headers.get("mcp-param-" + header.lower())
+                value = arguments.get(argument)
+                if value is None:
+                    if given is not None:
+                        return f"Mcp-Param-{header} sent without the argument {argument!r}"
+                    continue
+                if given is None or decode_header_value(given) != encode_header_value(value).strip() and \
+                        not (isinstance(value, int) and decode_header_value(given).lstrip("+").isdigit()
+                             and int(decode_header_value(given)) == value):
+                    return f"Mcp-Param-{header} header must carry the argument {argument!r}"
+    except (ValueError, UnicodeError):
+        return "a header's =?base64?...?= value is not valid base64"
+    return None

@@ -354,6 +354,11 @@ class Session:
         if catch_all is not None:
             self._dispatch(catch_all, method, params)
 
+    def cancel_incoming(self, request_id: Any) -> None:
+        """Cancel a request the peer sent, as if it had sent ``notifications/cancelled``
+        (for a transport where closing a stream is the cancel: 2026-07-28 HTTP)."""
+        self._on_cancelled({"requestId": request_id})
+
     def _on_cancelled(self, params: dict) -> None:
         # Handled on the reader itself, so a cancel is never stuck behind user code.
         with self._lock:
@@ -463,7 +468,8 @@ class Session:
 
     def request(self, method: str, params: Optional[dict] = None, timeout: Optional[float] = None,
                 on_progress: Optional[ProgressCallback] = None,
-                max_timeout: Optional[float] = None, related_to: Any = None) -> Any:
+                max_timeout: Optional[float] = None, related_to: Any = None,
+                request_id: Optional[int] = None) -> Any:
         """Send a request and block until its answer comes.
 
         Args:
@@ -478,6 +484,8 @@ class Session:
             related_to: the id of the incoming request this one is part of
                 (a server asking its client something mid-call); a transport
                 that has a stream per request sends it there.
+            request_id: an id from :meth:`new_request_id`, for a caller that
+                may need to :meth:`cancel` the request from another thread.
 
         Returns:
             The ``result`` of the response.
@@ -492,7 +500,8 @@ class Session:
         with self._lock:
             if self._close_error is not None or self._closing:
                 raise self._close_error or ConnectionClosed("the session is closed")
-            request_id = next(self._ids)
+            if request_id is None:
+                request_id = next(self._ids)
             self._pending[request_id] = pending
         if on_progress is not None or max_timeout is not None:
             params = dict(params or {})
@@ -528,9 +537,24 @@ class Session:
         self._give_up(request_id, pending, f"timed out after {waited:.1f}s")
         raise Timeout(f"{pending.method} (request {request_id}) got no answer in {waited:.1f}s")
 
+    def new_request_id(self) -> int:
+        """An id for a request to send later with ``request(..., request_id=...)``."""
+        return next(self._ids)
+
+    def cancel(self, request_id: int, reason: str = "cancelled") -> None:
+        """Stop waiting for a request another thread sent: it fails with ``ConnectionClosed``
+        and the peer is told (``notifications/cancelled``). Unknown ids are ignored."""
+        with self._lock:
+            pending = self._pending.get(request_id)
+        if pending is not None:
+            self._give_up(request_id, pending, reason)
+            pending.future.set_exception(ConnectionClosed(f"{pending.method} was cancelled: {reason}"))
+
     def _give_up(self, request_id: int, pending: _Pending, reason: str) -> None:
         with self._lock:
             still_pending = self._pending.pop(request_id, None) is not None
+        if still_pending:
+            self.transport.abandon(request_id)
         # spec basic/lifecycle "Timeouts": cancel what we stop waiting for;
         # basic/utilities/cancellation: initialize MUST NOT be cancelled.
         if still_pending and pending.method != "initialize" and self._close_error is None:

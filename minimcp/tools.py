@@ -112,8 +112,8 @@ class ServerTool:
         except (TypeError, ValueError) as exc:
             log.error("tool %r returned a value that cannot be sent: %s", self.name, exc)
             return error_result(f"Error in tool {self.name!r}: {exc}")
-        if self.output_schema is not None:
-            structured = result.get("structuredContent")
+        if self.output_schema is not None and "structuredContent" in result:
+            structured = result["structuredContent"]
             problem = (validate(structured, self.output_schema, "structuredContent") if self._output_simple
                        else jsonschema_validate(structured, self.output_schema, "structuredContent"))
             if problem:

@@ -28,13 +28,14 @@ credentials (401 + ``WWW-Authenticate``). Every 4xx carries a JSON-RPC
 error body saying what to fix.
 """
 
+import json
 import logging
 import secrets
 import threading
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 from urllib.parse import parse_qs, urlsplit
 
-from . import jsonrpc
+from . import jsonrpc, modern
 from .connection import ServerConnection
 from .errors import MCPError
 from .jsonrpc import ErrorResponse, Malformed, Request, Response
@@ -195,13 +196,15 @@ class MCPApp:
         sse_path, messages_path: where the 2024-11-05 HTTP+SSE endpoints
             live (``None`` for ``sse_path`` turns them off).
         max_workers: handler threads shared by all sessions.
+        sse_after: seconds a handler may take before its answer switches from
+            JSON to an SSE stream (so the client can time out or cancel).
     """
 
     def __init__(self, server: Any, path: str = "/mcp", *, stateless: bool = False, json_response: bool = False,
                  allowed_hosts: Optional[Iterable[str]] = None, allowed_origins: Iterable[str] = (),
                  auth: Optional[Callable[[Dict[str, str]], Any]] = None, max_body: int = 4 * 1024 * 1024,
                  event_store: Optional[EventStore] = None, retry_ms: int = 1000, sse_path: Optional[str] = "/sse",
-                 messages_path: str = "/messages/", max_workers: int = 64) -> None:
+                 messages_path: str = "/messages/", max_workers: int = 64, sse_after: float = 0.1) -> None:
         self.server = server
         self.path = path
         self.stateless = stateless
@@ -214,6 +217,7 @@ class MCPApp:
         self.retry_ms = retry_ms
         self.sse_path = sse_path
         self.messages_path = messages_path
+        self.sse_after = sse_after
         self.workers = WorkerPool(max_workers)
         self.sessions: Dict[str, ServerConnection] = {}
         self._lock = threading.Lock()
@@ -303,6 +307,8 @@ class MCPApp:
         parsed = jsonrpc.parse(self._read_body(environ))
         if type(parsed) is Malformed:
             raise _HTTPError(400, parsed.message, parsed.code)
+        if type(parsed) is not list and modern.modern_version(getattr(parsed, "params", None)) is not None:
+            return self._post_modern(parsed, headers, principal, start_response)
         messages = parsed if type(parsed) is list else [parsed]
         connection, new_session = self._connection_for(messages, headers, principal)
         if type(parsed) is list and not connection.session.allow_batches:
@@ -324,6 +330,23 @@ class MCPApp:
             else:
                 extra.append(("Mcp-Session-Id", new_session))
         return self._answer(stream, connection, type(parsed) is list, extra, start_response)
+
+    def _post_modern(self, message: Any, headers: Dict[str, str], principal: Any, start_response: Callable) -> Any:
+        """One 2026-07-28 message: no session, headers that mirror the body, errors as HTTP statuses."""
+        tool = None
+        if getattr(message, "method", None) == "tools/call":
+            tool = self.server.get_tool((message.params or {}).get("name") or "")
+        problem = modern.check_headers(message, headers, tool.input_schema if tool is not None else None)
+        if problem:
+            raise _HTTPError(400, f"Header mismatch: {problem}", jsonrpc.HEADER_MISMATCH)
+        connection = self._new_connection(principal, standalone=False)
+        if type(message) is not Request:
+            connection.session.receive(message)
+            connection.session.close()
+            return self._reply(start_response, 202)
+        stream = connection.session.transport.open_stream({message.id})
+        connection.session.receive(message)
+        return self._answer(stream, connection, False, [], start_response, modern_request=message.id)
 
     def _connection_for(self, messages: list, headers: Dict[str, str], principal: Any) -> tuple:
         """The connection a POST belongs to, and the new session id if it starts one."""
@@ -361,13 +384,21 @@ class MCPApp:
                                 principal=principal)
 
     def _answer(self, stream: OutStream, connection: ServerConnection, batch: bool,
-                extra: List[Tuple[str, str]], start_response: Callable) -> Any:
-        """JSON if the first thing the handler sends is its answer, SSE otherwise."""
+                extra: List[Tuple[str, str]], start_response: Callable, modern_request: Any = None) -> Any:
+        """JSON if the handler's first message is its answer and comes quickly; SSE otherwise.
+
+        A handler that takes longer than ``sse_after`` gets an SSE response at
+        once, so the client holds a stream it can close (the 2026-07-28 cancel)
+        and its own timeouts run while the handler works.
+        """
         while True:
-            first = stream.first_messages()
-            if all(is_response for _, is_response in first) and stream.done:
+            first = stream.first_messages(self.sse_after)
+            if first and all(is_response for _, is_response in first) and stream.done:
                 texts = [text for text, _ in first]
                 body = (texts[0] if not batch else "[" + ",".join(texts) + "]").encode("utf-8")
+                if modern_request is not None:
+                    connection.session.close()
+                    return self._reply(start_response, _modern_status(texts[0]), body, extra)
                 self._end_if_stateless(connection)
                 return self._reply(start_response, 200, body, extra)
             if not self.json_response:
@@ -378,7 +409,23 @@ class MCPApp:
                     stream.cond.wait()
         start = stream.switch_to_sse()
         start_response(_STATUS[200], SSE_HEADERS + extra)
+        if modern_request is not None:
+            return self._modern_sse_body(stream, start, connection, modern_request)
         return self._sse_body(stream, start, connection)
+
+    def _modern_sse_body(self, stream: OutStream, start: str, connection: ServerConnection,
+                         request_id: Any) -> Iterable[bytes]:
+        # 2026-07-28: no event ids or resumption; a client that closes the stream
+        # cancels the request, noticed at the next write (a keepalive each second).
+        try:
+            for chunk in stream.events(after=start, keepalive=1.0):
+                if chunk.startswith(b"id: "):
+                    chunk = chunk.split(b"\n", 1)[1]
+                yield chunk
+        finally:
+            if not stream.done:
+                connection.session.cancel_incoming(request_id)
+            connection.session.close()
 
     def _sse_body(self, stream: OutStream, start: str, connection: ServerConnection) -> Iterable[bytes]:
         try:
@@ -411,6 +458,8 @@ class MCPApp:
         return session_id, connection
 
     def _get(self, environ: dict, headers: Dict[str, str], principal: Any, start_response: Callable) -> Any:
+        if headers.get("mcp-protocol-version") == modern.MODERN_VERSION:
+            raise _HTTPError(405, "Method Not Allowed: 2026-07-28 uses POST only", headers=[("Allow", "POST")])
         if "text/event-stream" not in headers.get("accept", ""):
             raise _HTTPError(406, "Not Acceptable: Accept must list text/event-stream")
         _, connection = self._session(headers)
@@ -448,6 +497,8 @@ class MCPApp:
     # -- DELETE: end the session ---------------------------------------------------------------
 
     def _delete(self, environ: dict, headers: Dict[str, str], principal: Any, start_response: Callable) -> Any:
+        if headers.get("mcp-protocol-version") == modern.MODERN_VERSION:
+            raise _HTTPError(405, "Method Not Allowed: 2026-07-28 has no sessions", headers=[("Allow", "POST")])
         session_id, _ = self._session(headers)
         self._forget(session_id)
         return self._reply(start_response, 200)
@@ -499,6 +550,19 @@ class MCPApp:
             connection.session.close()
         self.workers.shutdown(timeout=5.0)
         self.server.log_bridge.uninstall()
+
+
+def _modern_status(text: str) -> int:
+    """The HTTP status of a 2026-07-28 answer: 400 for bad requests, 404 for unknown methods."""
+    if '"error":{' not in text[:300]:  # our encoder puts "error" right after the id
+        return 200
+    code = json.loads(text).get("error", {}).get("code")
+    if code == jsonrpc.METHOD_NOT_FOUND:
+        return 404
+    if code in (jsonrpc.INVALID_PARAMS, jsonrpc.HEADER_MISMATCH, jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY,
+                jsonrpc.UNSUPPORTED_PROTOCOL_VERSION):
+        return 400
+    return 200
 
 
 class _LegacyTransport(Transport):

@@ -117,7 +117,7 @@ def test_call_json_prints_the_raw_result():
     out = minimcp("call", "add", "a=2", "b=3", "--json", *TESTING)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == {"content": [{"type": "text", "text": "5"}], "structuredContent": {"result": 5},
-                                      "isError": False}
+                                      "isError": False, "resultType": "complete"}  # 2026-07-28 wire
 
 
 def test_call_keeps_text_for_string_arguments():
@@ -152,7 +152,8 @@ def test_tool_error_prints_its_message_and_exits_1(tool):
 def test_tool_error_json_still_prints_the_result():
     out = minimcp("call", "refuse", "message=no", "--json", *TESTING)
     assert out.returncode == 1
-    assert json.loads(out.stdout) == {"content": [{"type": "text", "text": "no"}], "isError": True}
+    assert json.loads(out.stdout) == {"content": [{"type": "text", "text": "no"}], "isError": True,
+                                      "resultType": "complete"}
 
 
 def test_bad_argument_type_is_a_tool_error():
@@ -204,7 +205,7 @@ def test_timeout_cancels_the_call():
 def test_trace_shows_the_wire_on_stderr():
     out = minimcp("call", "wait_for_cancel", "seconds=30", "--timeout", "0.5", "--trace", "-q", *TESTING)
     assert out.returncode == 3
-    assert 'client → {"jsonrpc":"2.0","id":1,"method":"initialize"' in out.stderr
+    assert 'client → {"jsonrpc":"2.0","id":1,"method":"server/discover"' in out.stderr
     assert "client ← " in out.stderr and '"method":"tools/call"' in out.stderr
     assert '"method":"notifications/cancelled"' in out.stderr
     assert out.stdout == ""
@@ -307,7 +308,7 @@ def test_read_prints_the_text():
 
 
 def test_read_unknown_resource():
-    assert "-32002" in one_line_error(minimcp("read", "kb://nope", "-q", *KB), 1)
+    assert "-32602] Resource not found" in one_line_error(minimcp("read", "kb://nope", "-q", *KB), 1)  # 2026-07-28
 
 
 def test_prompts_and_prompt():
@@ -331,14 +332,14 @@ def test_info():
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [
         "server        knowledge-base 1.0.0",
-        "protocol      2025-11-25",
+        "protocol      2026-07-28",
         "capabilities  completions, logging, prompts (listChanged), resources (listChanged, subscribe), "
         "tools (listChanged)",
         "instructions  Search the knowledge base, then read kb://docs/{doc_id} for the full text.",
     ]
     info = json.loads(minimcp("info", "--json", *WEATHER).stdout)
     assert info["serverInfo"] == {"name": "weather", "version": "1.0.0"}
-    assert info["protocolVersion"] == "2025-11-25" and info["instructions"] is None
+    assert info["protocolVersion"] == "2026-07-28" and info["instructions"] is None
     assert "tools" in info["capabilities"]
 
 

@@ -67,7 +67,8 @@ def make_server(**kwargs):
 
 @pytest.fixture
 def client():
-    with minimcp.connect("memory", server=make_server(), client_info={"name": "tester", "version": "1"}) as c:
+    with minimcp.connect("memory", server=make_server(), client_info={"name": "tester", "version": "1"},
+                         protocol="2025-11-25") as c:
         yield c
 
 
@@ -129,7 +130,7 @@ def test_pagination_follows_next_cursor_and_rejects_bad_cursors():
 def test_adding_a_tool_while_serving_notifies_list_changed():
     """spec server/tools "List Changed Notification"."""
     server = make_server()
-    client = minimcp.connect("memory", server=server)
+    client = minimcp.connect("memory", server=server, protocol="2025-11-25")
     changed = threading.Event()
     client.session.notification_handlers["notifications/tools/list_changed"] = lambda params: changed.set()
     server.add_tool(lambda: "new", name="fresh")

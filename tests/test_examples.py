@@ -17,7 +17,7 @@ def test_quickstart_lists_tools_and_calls_one():
     out = run_example("quickstart.py")
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [
-        "connected to weather (protocol 2025-11-25)",
+        "connected to weather (protocol 2026-07-28)",
         "  tool get_weather: Get the current weather for a city.",
         "  tool get_forecast: Get a forecast for the next few days.",
         "Kraków: 22°C, sunny",
@@ -28,8 +28,8 @@ def test_quickstart_lists_tools_and_calls_one():
 def test_quickstart_with_trace_shows_the_wire():
     out = run_example("quickstart.py", env=dict(os.environ, MINIMCP_TRACE="1"))
     assert out.returncode == 0
-    assert 'client → {"jsonrpc":"2.0","id":1,"method":"initialize"' in out.stderr
-    assert 'server weather ← {"jsonrpc":"2.0","id":1,"method":"initialize"' in out.stderr
+    assert 'client → {"jsonrpc":"2.0","id":1,"method":"server/discover"' in out.stderr
+    assert 'server weather ← {"jsonrpc":"2.0","id":1,"method":"server/discover"' in out.stderr
     assert "client ← " in out.stderr and "server weather → " in out.stderr
 
 

@@ -175,7 +175,7 @@ def test_resumption_after_a_server_closed_stream(raw):
 
 def test_the_client_resumes_by_itself(http):
     logs = []
-    with minimcp.connect(http.url + "/mcp", on_log=logs.append) as client:
+    with minimcp.connect(http.url + "/mcp", on_log=logs.append, protocol="2025-11-25") as client:
         client.set_logging_level("info")
         assert client.call_tool("polling").text == "resumed"
     assert [entry["data"] for entry in logs] == ["before the break", "after the break"]
@@ -188,7 +188,7 @@ def test_get_stream_carries_requests_outside_any_call(http):
         seen.append(params)
         return {"role": "assistant", "content": {"type": "text", "text": "from the GET stream"}, "model": "m"}
 
-    with minimcp.connect(http.url + "/mcp", sampling_handler=sampler) as client:
+    with minimcp.connect(http.url + "/mcp", sampling_handler=sampler, protocol="2025-11-25") as client:
         assert client.call_tool("ask_later").text == "from the GET stream"
     assert seen[0]["maxTokens"] == 5
 
@@ -291,7 +291,7 @@ def test_timeout_cancels_the_call_over_http(http):
 def test_a_restarted_server_means_a_new_session_transparently():
     port = BackgroundServer(lambda e, s: []).httpd.server_address[1]  # reserve a free port number
     first = BackgroundServer(make_server().wsgi_app(), port=port).start()
-    client = minimcp.connect(first.url + "/mcp")
+    client = minimcp.connect(first.url + "/mcp", protocol="2025-11-25")  # sessions are a handshake-era thing
     try:
         assert client.call_tool("echo", {"text": "one"}).text == "one"
         old_session = client.session.transport.session_id

@@ -23,22 +23,27 @@ def fresh_knowledge_base():
     return module
 
 
-@pytest.fixture(params=["stdio", "http", "sse", "websocket"])
+@pytest.fixture(params=["stdio-2025", "stdio-2026", "http-2025", "http-2026", "sse-2025",
+                        "websocket-2025", "websocket-2026"])
 def kb(request):
-    """Connect to the knowledge base over each transport: a stdio child, or an in-process
-    HTTP server (Streamable HTTP, the 2024-11-05 HTTP+SSE endpoints, WebSocket)."""
+    """Connect to the knowledge base over each transport, in each era: a stdio child, or an
+    in-process HTTP server (Streamable HTTP, the 2024-11-05 HTTP+SSE endpoints, WebSocket),
+    with the handshake (2025-11-25) or the stateless protocol (2026-07-28)."""
+    transport, era = request.param.split("-")
+    protocol = "2025-11-25" if era == "2025" else "2026-07-28"
     running = []
 
     def connect(**handlers):
-        if request.param == "stdio":
-            return minimcp.connect([PY, KB], timeout=20, **handlers)
+        if transport == "stdio":
+            return minimcp.connect([PY, KB], timeout=20, protocol=protocol, **handlers)
         server = fresh_knowledge_base().server
         http = BackgroundServer(server.wsgi_app(), websockets={"/ws": server}).start()
         running.append(http)
         url = {"http": http.url + "/mcp", "sse": http.url + "/sse",
-               "websocket": http.url.replace("http://", "ws://") + "/ws"}[request.param]
-        return minimcp.connect(url, timeout=20, **handlers)
+               "websocket": http.url.replace("http://", "ws://") + "/ws"}[transport]
+        return minimcp.connect(url, timeout=20, protocol=protocol, **handlers)
 
+    connect.modern = era == "2026"
     yield connect
     for http in running:
         http.stop()
@@ -78,9 +83,13 @@ def test_logging_reaches_the_client_only_after_set_level(kb):
         client.call_tool("search", {"query": "mcp"})
         client.set_logging_level("info")
         client.call_tool("search", {"query": "futures"})
-        with pytest.raises(minimcp.RPCError) as info:
-            client.set_logging_level("loud")
-        assert info.value.code == -32602
+        if kb.modern:  # 2026-07-28: the level rides on each request; the client checks it
+            with pytest.raises(ValueError, match="loud"):
+                client.set_logging_level("loud")
+        else:
+            with pytest.raises(minimcp.RPCError) as info:
+                client.set_logging_level("loud")
+            assert info.value.code == -32602
     assert logs == [{"level": "info", "logger": "kb", "data": "search 'futures': 1 hits"}]
 
 
@@ -99,10 +108,12 @@ def test_progress_then_cancellation_stops_the_tool_early(kb):
         client.set_logging_level("warning")
         with pytest.raises(minimcp.Timeout):
             client.call_tool("reindex", {"seconds_per_doc": 30}, timeout=0.3)
-        assert done.wait(10)
+        if not kb.modern:  # 2026-07-28 logs are request-scoped: a cancelled request's never arrive
+            assert done.wait(10)
+        assert client.call_tool("search", {"query": "mcp"}).structured["result"][0]["doc_id"] == "mcp"
     assert progress == [(1, 4, "indexed threads"), (2, 4, "indexed queues"), (3, 4, "indexed futures"),
                         (4, 4, "indexed mcp")]
-    assert logs == ["reindex cancelled after 0 documents"]
+    assert logs == ([] if kb.modern else ["reindex cancelled after 0 documents"])
 
 
 def test_sampling_goes_to_the_clients_handler(kb):
@@ -123,6 +134,10 @@ def test_a_failing_sampling_handler_is_an_error_not_a_hang(kb):
         raise RuntimeError("model offline")
 
     with kb(sampling_handler=broken) as client:
+        if kb.modern:  # the client answers input requests itself: its call fails, with the cause
+            with pytest.raises(minimcp.MCPError, match="model offline"):
+                client.call_tool("summarize", {"doc_id": "mcp"})
+            return
         result = client.call_tool("summarize", {"doc_id": "mcp"})
     assert result.is_error and "model offline" in result.text
 
@@ -161,8 +176,10 @@ def test_a_handler_blocked_in_sampling_does_not_block_other_requests(kb):
     assert results[0].text == "summary of 1"
 
 
-def test_context_requests_check_the_client_capability_first():
-    """spec client/sampling: servers MUST NOT send requests the client did not declare."""
+@pytest.mark.parametrize("protocol", ["2025-11-25", "2026-07-28"])
+def test_context_requests_check_the_client_capability_first(protocol):
+    """spec client/sampling: servers MUST NOT send requests the client did not declare;
+    2026-07-28 basic: a request lacking a capability its handler needs gets -32021."""
     server = Server("caps")
 
     @server.tool()
@@ -177,8 +194,13 @@ def test_context_requests_check_the_client_capability_first():
     def sample_unchecked(ctx: Context) -> str:
         return ctx.sample("hi", max_tokens=5)["content"]["text"]
 
-    with minimcp.connect("memory", server=server) as client:
+    with minimcp.connect("memory", server=server, protocol=protocol) as client:
         assert client.call_tool("needs_everything").text == "refused before sending"
+        if protocol == "2026-07-28":
+            with pytest.raises(minimcp.RPCError) as info:
+                client.call_tool("sample_unchecked")
+            assert info.value.code == -32021 and info.value.data == {"requiredCapabilities": {"sampling": {}}}
+            return
         result = client.call_tool("sample_unchecked")
     assert result.is_error and "did not declare the 'sampling' capability" in result.text
 
@@ -208,8 +230,9 @@ def test_unknown_resources_are_32002(uri, kb):
     with kb() as client:
         with pytest.raises(minimcp.RPCError) as info:
             client.read_resource(uri)
-        assert info.value.code == -32002 and info.value.data["uri"] == uri
-        if uri != "kb://docs/nope":  # a URI a template matches may be subscribed to before it exists
+        # spec 2026-07-28 server/resources: not found is -32602 there
+        assert info.value.code == (-32602 if kb.modern else -32002) and info.value.data["uri"] == uri
+        if uri != "kb://docs/nope" and not kb.modern:  # a template's URI may be subscribed to before it exists
             with pytest.raises(minimcp.RPCError) as info:
                 client.subscribe_resource(uri)
             assert info.value.code == -32002
@@ -243,7 +266,7 @@ def test_list_changed_for_resources_and_prompts():
         if len(changes) == 2:
             both.set()
 
-    with minimcp.connect("memory", server=server, on_notification=note) as client:
+    with minimcp.connect("memory", server=server, on_notification=note, protocol="2025-11-25") as client:
         server.add_resource(lambda: "b", "mem://b")
         server.add_prompt(lambda: "hi", name="hello")
         assert both.wait(5)

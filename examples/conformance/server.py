@@ -31,7 +31,7 @@ import time
 
 from minimcp import Audio, Context, EmbeddedResource, Image, Message, Server, ToolError
 
-# A 1x1 PNG and a tiny (empty) WAV file: the smallest valid image and audio.
+# Test media: a 1x1 PNG and a minimal WAV file.
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==")
 WAV = base64.b64decode("UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=")
 
@@ -112,9 +112,8 @@ def test_tool_with_progress(ctx: Context) -> str:
 @server.tool()
 def test_sampling(prompt: str, ctx: Context) -> str:
     """Asks the client's LLM to answer the prompt (sampling/createMessage)."""
-    reply = ctx.sample(prompt, max_tokens=100)  # CapabilityError -> an isError result
-    content = reply.get("content") or {}
-    return f"LLM response: {content.get('text', 'No response') if isinstance(content, dict) else content}"
+    reply = ctx.sample(prompt, max_tokens=100)  # no sampling capability: CapabilityError, an isError result
+    return f"LLM response: {reply['content'].get('text', '(not text)')}"
 
 
 @server.tool()

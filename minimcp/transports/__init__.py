@@ -61,6 +61,10 @@ class Transport:
         """Called when the answer to an incoming request will never be sent (it was
         cancelled); a transport holding a response open for it can end it now."""
 
+    def abandon(self, request_id: Any) -> None:
+        """Called when we stop waiting for the answer to one of our requests (a timeout, a
+        cancel); a transport with a stream per request closes it (the 2026-07-28 HTTP cancel)."""
+
     def negotiated(self, version: str) -> None:
         """Called once the handshake agreed on ``version`` (HTTP sends it as a header from then on)."""
 

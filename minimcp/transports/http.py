@@ -24,7 +24,7 @@ from typing import Any, Callable, Dict, Optional, Set
 import requests
 import sseclient
 
-from .. import jsonrpc
+from .. import jsonrpc, modern
 from ..errors import ConnectionClosed
 from ..jsonrpc import ErrorResponse, Request
 from ..threads import WorkerPool, join, start_thread
@@ -88,6 +88,9 @@ class StreamableHTTPTransport(Transport):
         self.protocol_version: Optional[str] = None
         #: Called (with no arguments) to start a fresh session after a 404; the Client sets it.
         self.on_session_expired: Optional[Callable[[], None]] = None
+        #: tool name -> {argument: header}: the x-mcp-header arguments to mirror (2026-07-28).
+        self.param_headers: Dict[str, Dict[str, str]] = {}
+        self._by_request: Dict[Any, Any] = {}
         self._inbox: "queue.SimpleQueue" = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._readers: Set[threading.Thread] = set()
@@ -166,7 +169,7 @@ class StreamableHTTPTransport(Transport):
     def negotiated(self, version: str) -> None:
         """Called by the Client after ``initialize``: remember the version, open the GET stream."""
         self.protocol_version = version
-        if self.session_id is not None and self._listener is None:
+        if self.session_id is not None and self._listener is None and version != modern.MODERN_VERSION:
             self._listener = start_thread(self._listen, "sse-get")
 
     # -- POSTs ----------------------------------------------------------------------------------
@@ -180,14 +183,45 @@ class StreamableHTTPTransport(Transport):
         headers.update(extra or {})
         return headers
 
+    def _modern_headers(self, message: Any) -> Dict[str, str]:
+        """The headers that mirror a 2026-07-28 request's body (spec 2026-07-28 basic/transports)."""
+        params = getattr(message, "params", None) or {}
+        version = modern.modern_version(params)
+        if version is None:
+            return {}
+        headers = {"MCP-Protocol-Version": version}
+        if type(message) is Request:
+            headers["Mcp-Method"] = message.method
+            if message.method in modern.MRTR_METHODS:
+                name = params.get("uri" if message.method == "resources/read" else "name")
+                headers["Mcp-Name"] = modern.encode_header_value(name)
+            if message.method == "tools/call":
+                arguments = params.get("arguments") or {}
+                for argument, header in self.param_headers.get(params.get("name"), {}).items():
+                    if arguments.get(argument) is not None:
+                        headers["Mcp-Param-" + header] = modern.encode_header_value(arguments[argument])
+        return headers
+
     def _post(self, message: Any) -> "requests.Response":
         if self._closed:
             raise ConnectionClosed("the HTTP transport is closed")
+        extra = {"Content-Type": "application/json", **self._modern_headers(message)}
         try:
-            return self.http.post(self.url, data=jsonrpc.encode(message), stream=True, timeout=self.timeout,
-                                  headers=self._headers({"Content-Type": "application/json"}))
+            response = self.http.post(self.url, data=jsonrpc.encode(message), stream=True, timeout=self.timeout,
+                                      headers=self._headers(extra))
         except requests.RequestException as exc:
             raise ConnectionClosed(f"cannot reach the MCP server at {self.url}: {exc}") from exc
+        if type(message) is Request:
+            with self._lock:
+                self._by_request[message.id] = response
+        return response
+
+    def abandon(self, request_id: Any) -> None:
+        """Close the stream of a request we stopped waiting for (the 2026-07-28 cancel)."""
+        with self._lock:
+            response = self._by_request.pop(request_id, None)
+        if response is not None and self.protocol_version == modern.MODERN_VERSION:
+            abort(response)
 
     def _renew_session(self, expired: str) -> None:
         with self._expired:  # many threads may see the 404: one re-initializes
@@ -198,9 +232,14 @@ class StreamableHTTPTransport(Transport):
 
     def _handle(self, message: Any, response: "requests.Response") -> None:
         request_ids = _request_ids(message)
+        if type(message) is Request and not response.headers.get("Content-Type", "").startswith("text/event-stream"):
+            with self._lock:
+                self._by_request.pop(message.id, None)
         if response.status_code >= 400:
             with response:
-                errors = [http_error(request_id, response) for request_id in request_ids]
+                answer = _error_answer(response, request_ids)
+                errors = [answer] if answer is not None else [http_error(request_id, response)
+                                                              for request_id in request_ids]
             if not errors:
                 log.warning("the server refused a notification or response: HTTP %s", response.status_code)
             for error in errors:
@@ -285,6 +324,8 @@ class StreamableHTTPTransport(Transport):
                 message = jsonrpc.parse(event.data)
                 if type(message) in (jsonrpc.Response, ErrorResponse):
                     waiting.discard(message.id)
+                    with self._lock:
+                        self._by_request.pop(message.id, None)
                 self._inbox.put(message)
         except (requests.RequestException, OSError, ValueError, AttributeError) as exc:
             log.debug("SSE stream ended: %r", exc)  # closed by us, or dropped
@@ -333,6 +374,16 @@ def abort(response: "requests.Response") -> None:
     except (AttributeError, OSError):
         pass
     response.close()
+
+
+def _error_answer(response: "requests.Response", request_ids: Set[Any]) -> Optional[ErrorResponse]:
+    """A 4xx whose body is the JSON-RPC error for our request (2026-07-28 sends those): keep it whole."""
+    if len(request_ids) != 1 or not response.headers.get("Content-Type", "").startswith("application/json"):
+        return None
+    parsed = jsonrpc.parse(response.content)
+    if type(parsed) is ErrorResponse and parsed.id in request_ids:
+        return parsed
+    return None
 
 
 def _request_ids(message: Any) -> Set[Any]:
