@@ -13,6 +13,7 @@ each run on a worker thread, never on the reader.
 
 import logging
 import os
+import threading
 import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
@@ -230,7 +231,8 @@ class Client:
                 raise ProtocolError(f"the server does not speak {modern.MODERN_VERSION}: {exc}") from exc
             log.debug("server/discover failed (%s): using the initialize handshake", exc)
             return None
-        if modern.MODERN_VERSION not in (result.get("supportedVersions") or ()):
+        versions = result.get("supportedVersions") if isinstance(result, dict) else None
+        if not isinstance(versions, list) or modern.MODERN_VERSION not in versions:  # garbage, or legacy only
             self.modern = False
             if self.protocol == modern.MODERN_VERSION:
                 raise ProtocolError(f"the server supports {result.get('supportedVersions')}, "
@@ -241,6 +243,7 @@ class Client:
         self.server_capabilities = result.get("capabilities") or {}
         self.instructions = result.get("instructions")
         self.session.transport.negotiated(modern.MODERN_VERSION)
+        self._relisten()  # list-change callbacks need a listen request in this era
         return result
 
     def _call(self, method: str, params: Optional[dict] = None, *, timeout: Optional[float] = None,
@@ -257,8 +260,17 @@ class Client:
             return cached[1]
         params["_meta"] = {**(params.get("_meta") or {}), **self._meta()}
         for _ in range(MAX_INPUT_ROUNDS):
-            result = self.session.request(method, params, timeout=timeout, on_progress=on_progress,
-                                          max_timeout=max_timeout)
+            try:
+                result = self.session.request(method, params, timeout=timeout, on_progress=on_progress,
+                                              max_timeout=max_timeout)
+            except RPCError as exc:
+                # spec 2026-07-28 basic/transports: a -32020 about Mcp-Param-* headers means
+                # our tool list is stale: refresh it (it says which headers to send) and retry.
+                if exc.code != -32020 or method != "tools/call":
+                    raise
+                self.list_tools(timeout=timeout)
+                result = self.session.request(method, params, timeout=timeout, on_progress=on_progress,
+                                              max_timeout=max_timeout)
             kind = result.get("resultType", "complete")  # missing means complete (older servers)
             if kind == "complete":
                 ttl = result.get("ttlMs")
@@ -521,7 +533,13 @@ class Client:
 
     def _notified(self, method: str, params: dict) -> None:
         """Route one notification from the server (on the dispatcher thread, in order)."""
-        if method == "notifications/message":
+        if method == "notifications/subscriptions/acknowledged":
+            subscription = (params.get("_meta") or {}).get(modern.SUBSCRIPTION_KEY)
+            listener = self._listener
+            if listener is not None and listener.request_id == subscription:
+                listener.acknowledged = params.get("notifications", {})
+                listener.ready.set()
+        elif method == "notifications/message":
             if self.on_log is not None:
                 self.on_log(params)
             else:
@@ -571,14 +589,13 @@ class Client:
         return Listener(self, filters)
 
     def _relisten(self) -> None:
-        old, self._listener = self._listener, None
-        if old is not None:
-            old.close()
+        """(Re)open the one listen request that feeds the client's callbacks and subscriptions."""
         if self._subscribed or self.on_tools_changed or self.on_prompts_changed or self.on_resources_changed:
-            self._listener = self.listen(tools=self.on_tools_changed is not None,
-                                         prompts=self.on_prompts_changed is not None,
-                                         resources=self.on_resources_changed is not None,
-                                         resource_uris=sorted(self._subscribed))
+            self.listen(tools=self.on_tools_changed is not None, prompts=self.on_prompts_changed is not None,
+                        resources=self.on_resources_changed is not None, resource_uris=sorted(self._subscribed))
+        elif self._listener is not None:
+            self._listener.close()
+            self._listener = None
 
     def close(self) -> None:
         """Close the connection: a child server is shut down, every thread joined. Idempotent."""
@@ -588,26 +605,39 @@ class Client:
 
 
 class Listener:
-    """An open ``subscriptions/listen`` request, on a thread of its own; ``close()`` ends it."""
+    """An open ``subscriptions/listen`` request, on a thread of its own; ``close()`` ends it.
 
-    def __init__(self, client: Client, filters: dict) -> None:
+    Made by :meth:`Client.listen`, which returns once the server acknowledged
+    it (``acknowledged`` holds the filters the server honours), so nothing
+    sent after that is missed.
+    """
+
+    def __init__(self, client: Client, filters: dict, timeout: float = 10.0) -> None:
         from .threads import start_thread
 
         self.client, self.filters = client, filters
         self.acknowledged: Optional[dict] = None
-        self._id = client.session.new_request_id()
+        self.ready = threading.Event()
+        self.request_id = client.session.new_request_id()
+        previous, client._listener = client._listener, self
         self._thread = start_thread(self._run, "listen")
+        if not self.ready.wait(timeout):
+            log.warning("the server did not acknowledge subscriptions/listen within %ss", timeout)
+        if previous is not None and previous is not self:
+            previous.close()
 
     def _run(self) -> None:
         try:
             params = {"notifications": self.filters, "_meta": self.client._meta()}
-            self.client.session.request("subscriptions/listen", params, timeout=365 * 86400.0, request_id=self._id)
+            self.client.session.request("subscriptions/listen", params, timeout=365 * 86400.0,
+                                        request_id=self.request_id)
         except Exception as exc:  # cancelled by close(), or the connection ended
             log.debug("listen request ended: %s", exc)
 
     def close(self) -> None:
         """End the listen request (``notifications/cancelled``, or closing its HTTP stream)."""
-        self.client.session.cancel(self._id, "the client stopped listening")
+        self.ready.set()
+        self.client.session.cancel(self.request_id, "the client stopped listening")
         from .threads import join
 
         join(self._thread, 5.0)

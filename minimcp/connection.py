@@ -180,12 +180,12 @@ class Context(RequestContext):
             "messages": [{"role": "user", "content": {"type": "text", "text": m}} if isinstance(m, str) else m
                          for m in items],
             "maxTokens": max_tokens}
-        for key, value in (("systemPrompt", system_prompt), ("temperature", temperature),
-                           ("stopSequences", stop_sequences), ("modelPreferences", model_preferences),
-                           ("includeContext", include_context), ("tools", tools), ("toolChoice", tool_choice),
-                           ("metadata", metadata)):
+        for field, value in (("systemPrompt", system_prompt), ("temperature", temperature),
+                             ("stopSequences", stop_sequences), ("modelPreferences", model_preferences),
+                             ("includeContext", include_context), ("tools", tools), ("toolChoice", tool_choice),
+                             ("metadata", metadata)):
             if value is not None:
-                params[key] = value
+                params[field] = value
         return self._ask("sampling/createMessage", params, key, timeout)
 
     def elicit(self, message: str, schema: Any, *, timeout: Optional[float] = 600.0,

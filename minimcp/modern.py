@@ -18,9 +18,6 @@ neither forge nor move it. The server stores nothing between rounds: a
 client that never comes back costs nothing.
 """
 
-import base64
-import hashlib
-import hmac
 import json
 import os
 import time
@@ -47,6 +44,12 @@ MRTR_METHODS = ("tools/call", "prompts/get", "resources/read")
 REMOVED_METHODS = ("initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe")
 #: The extra params of a retry, left out when binding the state to the request.
 _RETRY_KEYS = ("_meta", "inputResponses", "requestState")
+
+
+def _b64() -> Any:
+    import base64  # late: a stdio server that never signs state or reads headers skips it
+
+    return base64
 
 
 def modern_version(params: Optional[dict]) -> Optional[str]:
@@ -110,16 +113,21 @@ class StateSigner:
 
     @staticmethod
     def _digest(method: str, params: dict) -> str:
+        import hashlib  # late, like hmac below: only servers that ask the client pay for them
+
         own = {k: v for k, v in params.items() if k not in _RETRY_KEYS}
         text = json.dumps([method, own], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
     def sign(self, method: str, params: dict, answers: Dict[str, Any], asked: list) -> str:
         """A state carrying ``answers`` and the keys now ``asked`` for."""
+        import hashlib
+        import hmac
+
         payload = json.dumps({"m": method, "d": self._digest(method, params), "x": int(time.time() + self.ttl),
                               "a": answers, "q": asked}, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         mac = hmac.new(self.secret, payload, hashlib.sha256).digest()
-        return base64.urlsafe_b64encode(mac + payload).decode("ascii")
+        return _b64().urlsafe_b64encode(mac + payload).decode("ascii")
 
     def answers(self, method: str, params: dict) -> Dict[str, Any]:
         """The answers a retry brings: the state's earlier ones plus this round's ``inputResponses``.
@@ -134,8 +142,11 @@ class StateSigner:
             raise RPCError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
         if state is None:
             return dict(responses)
+        import hashlib
+        import hmac
+
         try:
-            raw = base64.urlsafe_b64decode(str(state).encode("ascii"))
+            raw = _b64().urlsafe_b64decode(str(state).encode("ascii"))
             mac, payload = raw[:32], raw[32:]
             good = hmac.compare_digest(mac, hmac.new(self.secret, payload, hashlib.sha256).digest())
             data = json.loads(payload) if good else None
@@ -276,7 +287,7 @@ def encode_header_value(value: Any) -> str:
     text = str(value)
     plain = (text and text == text.strip() and all(0x20 <= ord(c) < 0x7F for c in text)
              and not (text.startswith("=?base64?") and text.endswith("?=")))
-    return text if plain else "=?base64?" + base64.b64encode(text.encode("utf-8")).decode("ascii") + "?="
+    return text if plain else "=?base64?" + _b64().b64encode(text.encode("utf-8")).decode("ascii") + "?="
 
 
 def decode_header_value(value: str) -> str:
@@ -287,7 +298,7 @@ def decode_header_value(value: str) -> str:
     """
     value = value.strip()
     if value.startswith("=?base64?") and value.endswith("?="):
-        return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
+        return _b64().b64decode(value[9:-2], validate=True).decode("utf-8")
     return value
 
 
@@ -309,6 +320,18 @@ def header_params(schema: dict) -> Optional[Dict[str, str]]:
             return None
         found[name] = header
     return found
+
+
+def _same(header: str, value: Any) -> bool:
+    """Does a (decoded) header value carry this argument? Integers compare as numbers."""
+    if value is True or value is False:
+        return header == ("true" if value else "false")
+    if isinstance(value, int):
+        try:
+            return int(header) == value
+        except ValueError:
+            return False
+    return header == str(value)
 
 
 def check_headers(message: Any, headers: Dict[str, str], tool_schema: Optional[dict]) -> Optional[str]:
@@ -335,9 +358,7 @@ def check_headers(message: Any, headers: Dict[str, str], tool_schema: Optional[d
                     if given is not None:
                         return f"Mcp-Param-{header} sent without the argument {argument!r}"
                     continue
-                if given is None or decode_header_value(given) != encode_header_value(value).strip() and \
-                        not (isinstance(value, int) and decode_header_value(given).lstrip("+").isdigit()
-                             and int(decode_header_value(given)) == value):
+                if given is None or not _same(decode_header_value(given), value):
                     return f"Mcp-Param-{header} header must carry the argument {argument!r}"
     except (ValueError, UnicodeError):
         return "a header's =?base64?...?= value is not valid base64"
