@@ -210,6 +210,7 @@ class Session:
         self._notes: "Optional[queue.SimpleQueue]" = None
         self._dispatcher: Optional[threading.Thread] = None
         self._reader: Optional[threading.Thread] = None
+        self._readers: Optional[_Readers] = None  # serve_forever's threads
         self._close_error: Optional[ConnectionClosed] = None
         self._closing = False
         self._closed = threading.Event()
@@ -226,13 +227,16 @@ class Session:
         self._reader = start_thread(self._read_loop, "reader")
 
     def serve_forever(self, grace: float = 2.0) -> None:
-        """Run the reader loop on this thread until the peer closes the stream.
+        """Serve on this thread (and helpers) until the peer closes the stream, then close.
 
         Then wait up to ``grace`` seconds for handlers still running, cancel
         the rest, and close. Like ``socketserver``'s loop, it must not be
-        called from one of the session's own handlers.
+        called from one of the session's own handlers. See :class:`_Readers`
+        for how the reading and the handling share the threads.
         """
-        self._read_loop()
+        self._readers = _Readers(self)
+        error = self._readers.run()
+        self._connection_lost(error)
         self.close(grace)
 
     def _read_loop(self) -> None:
@@ -283,11 +287,18 @@ class Session:
             self._on_batch(message)
 
     def _on_request(self, request: Request) -> None:
+        job = self._accept(request)
+        if job is not None:
+            self._workers.submit(self._run_handler, *job)
+
+    def _accept(self, request: Request) -> Optional[tuple]:
+        """Check and register an incoming request; return ``(handler, ctx)`` to run, or
+        None when it was answered already (unknown method, duplicate id, an inline method)."""
         handler = self.handlers.get(request.method)
         if handler is None:
             self._reply(request.id, ErrorResponse(
                 request.id, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {request.method}"))
-            return
+            return None
         ctx = self.context_class(self, request)
         with self._lock:
             duplicate = request.id in self._in_flight
@@ -296,11 +307,11 @@ class Session:
         if duplicate:
             self._reply(request.id, ErrorResponse(
                 request.id, jsonrpc.INVALID_REQUEST, f"Request id {request.id!r} is already in use"))
-            return
+            return None
         if request.method in self.inline_methods:
             self._run_handler(handler, ctx)
-        else:
-            self._workers.submit(self._run_handler, handler, ctx)
+            return None
+        return handler, ctx
 
     def _run_handler(self, handler: Handler, ctx: RequestContext) -> None:
         request_id = ctx.request_id
@@ -614,7 +625,8 @@ class Session:
     def _is_own_thread(self) -> bool:
         current = threading.current_thread()
         return current is self._reader or current is self._dispatcher or (
-            self._own_workers and current in self._workers.threads)
+            self._own_workers and current in self._workers.threads) or (
+            self._readers is not None and current in self._readers.threads)
 
     def _shut_down(self, grace: float) -> None:
         deadline = time.monotonic() + grace
@@ -634,3 +646,85 @@ class Session:
             join(self._dispatcher, 5.0)
         if self._own_workers:
             self._workers.shutdown(timeout=5.0)
+        if self._readers is not None:
+            self._readers.join()
+
+
+class _Readers:
+    """``serve_forever``'s threads: leader/follower, so no request waits for a thread to wake.
+
+    One thread at a time (the leader) holds the read lock and reads. A
+    response or notification it reads, it handles itself (quickly, in order).
+    A request: it first makes sure another thread is waiting to read (starting
+    one if none is), lets go of the read lock, and runs the handler itself, so
+    the answer is not delayed by a hand-off; meanwhile the next thread reads,
+    and a slow handler never stops the reading. At ``max_workers`` busy
+    threads, requests go to the worker pool instead and the leader reads on.
+    (Measured in benchmarks/stdio.py: the hand-off to a pool thread was the
+    largest cost of a sequential call.)
+    """
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.read_lock = threading.Lock()
+        self.state = threading.Lock()
+        self.waiting = 0  # threads waiting for the read lock
+        self.threads: list = []
+        self.eof = False
+        self.error: Optional[ConnectionClosed] = None
+
+    def run(self) -> Optional[ConnectionClosed]:
+        """Take turns reading and handling until the stream ends; return why it ended."""
+        session = self.session
+        read, state, read_lock = session.transport.read, self.state, self.read_lock
+        while True:
+            with state:
+                self.waiting += 1
+            read_lock.acquire()
+            with state:
+                self.waiting -= 1
+            if self.eof:
+                read_lock.release()
+                return self.error
+            try:
+                message = read()
+            except Exception as exc:  # a transport failing is the end of the stream
+                log.debug("%s: reader stopped: %r", session.name, exc)
+                self.error, message = ConnectionClosed(f"the connection failed: {exc}"), None
+            if message is None:
+                self.eof = True
+                read_lock.release()
+                return self.error
+            if type(message) is not Request:
+                try:
+                    session._receive(message)
+                finally:
+                    read_lock.release()
+                continue
+            if session.trace:
+                session._trace("←", message)
+            try:
+                job = session._accept(message)
+            except BaseException:
+                read_lock.release()
+                raise
+            if job is None:
+                read_lock.release()
+                continue
+            with state:
+                handle_here = self.waiting > 0  # someone reads next: handle this one here
+                if not handle_here and len(self.threads) < session._workers.max_workers:
+                    self.threads.append(start_thread(self.run, "handler"))
+                    handle_here = True
+            if not handle_here:  # every thread is busy: queue it, keep reading
+                session._workers.submit(session._run_handler, *job)
+                read_lock.release()
+                continue
+            read_lock.release()
+            session._run_handler(*job)
+
+    def join(self) -> None:
+        """Join the helper threads (after end of stream they leave at once; a stream closed
+        under a blocked read, as on Ctrl-C, may leave one stuck in it: it is a daemon)."""
+        for thread in list(self.threads):
+            join(thread, 5.0 if self.eof else 0.1)
