@@ -25,7 +25,6 @@ public API. ``minimcp.jsonrpc``, ``minimcp.session`` and
 ``minimcp.transports`` are there for people who build on the layers below.
 """
 
-import logging
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -55,6 +54,3 @@ __all__ = (
     "Image", "Audio", "ResourceLink", "EmbeddedResource", "Message",
     "PROTOCOL_VERSION", "__version__",
 )
-
-# A library never configures logging for its host (requests' rule).
-logging.getLogger(__name__).addHandler(logging.NullHandler())

@@ -11,12 +11,12 @@ roots, and notifications — goes to the handlers given to ``connect()``,
 each run on a worker thread, never on the reader.
 """
 
-import logging
 import os
 import threading
 import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
+from .logs import get_logger
 from . import __version__
 from . import modern
 from .errors import CapabilityError, MCPError, ProtocolError, RPCError, Timeout
@@ -25,8 +25,8 @@ from .session import ProgressCallback, Session
 from .types import (LEGACY_VERSIONS, PROTOCOL_VERSION, Completion, Prompt, PromptResult, Resource,
                     ResourceResult, ResourceTemplate, Tool, ToolResult)
 
-log = logging.getLogger(__name__)
-server_log = logging.getLogger("minimcp.server_log")
+log = get_logger(__name__)
+server_log = get_logger("minimcp.server_log")
 
 _URL_SCHEMES = ("http", "https", "ws", "wss")
 

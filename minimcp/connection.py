@@ -9,10 +9,11 @@ logging to the client, and requests to the client (sampling, elicitation,
 roots) that block only the handler's own worker thread.
 """
 
-import logging
+import sys
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Union
 
+from .logs import get_logger
 from . import jsonrpc
 from . import modern
 from .errors import CapabilityError, RPCError
@@ -24,7 +25,7 @@ from .types import LEGACY_VERSIONS, PROTOCOL_VERSION
 if TYPE_CHECKING:  # pragma: no cover
     from .server import Server
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 #: RFC 5424 severities, least severe first (spec server/utilities/logging).
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -529,37 +530,41 @@ def paginate(items: list, cursor: Optional[str], page_size: Optional[int]) -> tu
     return items[start:end], next_cursor
 
 
-class LogBridge(logging.Handler):
+class LogBridge:
     """Forward ``logging`` records made inside a handler to that handler's client.
 
     While a tool, resource or prompt function runs, its worker thread is
     mapped to its ``Context``; a record logged on that thread (at a level
     its logger lets through) becomes ``notifications/message``, if the
     client asked for that level. minimcp's own records are never forwarded.
+    The handler goes on the root logger the first time a function runs
+    after ``logging`` was imported (a program that never imports it never
+    logs, and never pays for the import).
     """
 
     def __init__(self, enabled: bool = True) -> None:
-        super().__init__()
         self.enabled = enabled
         self._contexts: Dict[int, Context] = {}
-        self._installed = False
+        self._handler: Any = None
 
     def handling(self, ctx: Context) -> "_Handling":
         """A context manager mapping this thread to ``ctx`` while user code runs."""
         return _Handling(self, ctx)
 
     def _enter(self, ctx: Context) -> None:
-        if not self._installed:
-            self._installed = True
-            logging.getLogger().addHandler(self)
+        if self._handler is None and "logging" in sys.modules:
+            self._handler = _root_handler(self)
         self._contexts[threading.get_ident()] = ctx
 
     def uninstall(self) -> None:
         """Stop forwarding (removes the handler from the root logger)."""
-        logging.getLogger().removeHandler(self)
-        self._installed = False
+        if self._handler is not None:
+            import logging
 
-    def emit(self, record: logging.LogRecord) -> None:
+            logging.getLogger().removeHandler(self._handler)
+            self._handler = None
+
+    def emit(self, record: Any) -> None:
         """Send the record to the client of the request this thread serves, if any."""
         ctx = self._contexts.get(threading.get_ident())
         if ctx is None or record.name.startswith("minimcp"):
@@ -567,9 +572,22 @@ class LogBridge(logging.Handler):
         level = ("critical" if record.levelno >= 50 else "error" if record.levelno >= 40 else
                  "warning" if record.levelno >= 30 else "info" if record.levelno >= 20 else "debug")
         try:
-            ctx.log(level, self.format(record), logger=record.name)
+            ctx.log(level, self._handler.format(record), logger=record.name)
         except Exception:
-            self.handleError(record)
+            self._handler.handleError(record)
+
+
+def _root_handler(bridge: LogBridge) -> Any:
+    """A ``logging.Handler`` on the root logger that passes records to ``bridge``."""
+    import logging
+
+    class Bridge(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            bridge.emit(record)
+
+    handler = Bridge()
+    logging.getLogger().addHandler(handler)
+    return handler
 
 
 class _Handling:

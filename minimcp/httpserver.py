@@ -10,7 +10,6 @@ let in-flight requests finish, release the port.
 For production, run the same WSGI app under gunicorn or waitress instead.
 """
 
-import logging
 import signal
 import socket
 import socketserver
@@ -21,9 +20,10 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any, Callable, Dict, List, Optional, Tuple
 from urllib.parse import urlsplit
 
+from .logs import get_logger
 from .threads import join, start_thread
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 class _Body:

@@ -13,12 +13,12 @@ what it is sent: tool/resource/prompt ``title``, ``icons``,
 becomes a text block describing it (see :func:`minimcp.content.block_for_version`).
 """
 
-import logging
 import os
 import signal
 import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from .logs import get_logger
 from .connection import Context, LogBridge, ServerConnection
 from .errors import RPCError
 from .jsonrpc import INVALID_PARAMS
@@ -28,7 +28,7 @@ from .resources import ServerResource
 from .tools import ServerTool
 from .types import PROTOCOL_VERSION
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 __all__ = ["Server", "Context"]
 

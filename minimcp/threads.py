@@ -6,13 +6,14 @@ safety net, so a handler stuck in user code cannot keep the interpreter alive.
 """
 
 import itertools
-import logging
 import queue
 import threading
 import time
 from typing import Any, Callable, Optional
 
-log = logging.getLogger(__name__)
+from .logs import get_logger
+
+log = get_logger(__name__)
 
 _thread_ids = itertools.count(1)
 

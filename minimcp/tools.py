@@ -9,17 +9,17 @@ exception in the tool, output that breaks the declared schema — are
 the caller of ``call``).
 """
 
-import logging
 import sys
 from typing import Any, Callable, Dict, List, Optional
 
+from .logs import get_logger
 from .content import block_for_version, error_result, tool_result
 from .errors import CapabilityError, ToolError
 from .modern import InputRequired
 from .schema import FunctionSchema, is_simple, jsonschema_validate, validate
 from .session import RequestContext
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 #: The first protocol version that knows each tool field (spec schema.ts of each version).
 _FIELD_SINCE = {"annotations": "2025-03-26", "title": "2025-06-18", "outputSchema": "2025-06-18",

@@ -29,12 +29,12 @@ error body saying what to fix.
 """
 
 import json
-import logging
 import secrets
 import threading
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 from urllib.parse import parse_qs, urlsplit
 
+from .logs import get_logger
 from . import jsonrpc, modern
 from .connection import ServerConnection
 from .errors import MCPError
@@ -44,7 +44,7 @@ from .threads import WorkerPool
 from .transports import Transport
 from .types import LEGACY_VERSIONS
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]", "::1")
 JSON_HEADERS = [("Content-Type", "application/json")]

@@ -279,10 +279,12 @@ def test_an_unknown_result_type_is_refused():
 def test_listen_acknowledges_tags_and_filters(raw):
     """spec 2026-07-28 basic/patterns/subscriptions."""
     notes = []
-    got = threading.Event()
+    acked, got = threading.Event(), threading.Event()
 
     def note(method, params):
         notes.append((method, params))
+        if method == "notifications/subscriptions/acknowledged":
+            acked.set()
         if method == "notifications/tools/list_changed":
             got.set()
 
@@ -292,9 +294,7 @@ def test_listen_acknowledges_tags_and_filters(raw):
         minimcp.ConnectionClosed, raw.request, "subscriptions/listen",
         {"notifications": {"toolsListChanged": True, "bogus": True}, "_meta": META}, request_id=listen_id))
     listener.start()
-    deadline = time.monotonic() + 5
-    while not notes and time.monotonic() < deadline:
-        time.sleep(0.01)  # the acknowledgement is the first thing the listener sends
+    assert acked.wait(5)  # the acknowledgement is the first thing the listener sends
     raw.server.add_prompt(lambda: "x", name="p")  # not asked for: must not be sent
     raw.server.add_tool(lambda: "x", name="new_tool")
     assert got.wait(5)
@@ -305,6 +305,7 @@ def test_listen_acknowledges_tags_and_filters(raw):
                          "_meta": {"io.modelcontextprotocol/subscriptionId": listen_id}})
     assert [m for m, _ in notes] == ["notifications/subscriptions/acknowledged", "notifications/tools/list_changed"]
     assert notes[1][1]["_meta"] == {"io.modelcontextprotocol/subscriptionId": listen_id}
+    raw.close()  # joins the server's threads: the listen handler has returned
     assert raw.server.subscriptions == set()
 
 
@@ -318,11 +319,10 @@ def test_the_client_listens_for_list_changes_and_updates():
         client.subscribe_resource("mem://doc")
         server.add_tool(lambda: "x", name="late")
         assert changed.wait(5)
+        arrived = threading.Event()
+        client.on_resource_updated = lambda uri: (updated.append(uri), arrived.set())
         server.notify_resource_updated("mem://doc")
-        deadline = time.monotonic() + 5
-        while not updated and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert updated == ["mem://doc"]
+        assert arrived.wait(5) and updated == ["mem://doc"]
         assert "late" in [t.name for t in client.list_tools()]
 
 

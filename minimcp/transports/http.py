@@ -15,7 +15,6 @@ after the server's ``retry`` delay, DELETE on close, and a fresh
 ``requests`` and ``sseclient`` are imported here and only here.
 """
 
-import logging
 import queue
 import socket
 import threading
@@ -24,13 +23,14 @@ from typing import Any, Callable, Dict, Optional, Set
 import requests
 import sseclient
 
+from ..logs import get_logger
 from .. import jsonrpc, modern
 from ..errors import ConnectionClosed
 from ..jsonrpc import ErrorResponse, Request
 from ..threads import WorkerPool, join, start_thread
 from . import Failed, Transport
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 #: JSON-RPC error code for HTTP-level failures (JSON-RPC's "server error" range).
 HTTP_ERROR = -32000

@@ -7,7 +7,6 @@ messages to; every server message then arrives as a ``message`` event on
 that one stream. Only needed to talk to old servers.
 """
 
-import logging
 import queue
 import threading
 from typing import Any, Dict, Optional
@@ -16,6 +15,7 @@ from urllib.parse import urljoin, urlsplit
 import requests
 import sseclient
 
+from ..logs import get_logger
 from .. import jsonrpc
 from ..errors import ConnectionClosed
 from ..jsonrpc import Request
@@ -23,7 +23,7 @@ from ..threads import join, start_thread
 from . import Transport
 from .http import abort, http_error
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 class SSETransport(Transport):

@@ -15,18 +15,18 @@ fd 1) cannot corrupt the protocol.
 """
 
 import collections
-import logging
 import os
 import signal
 import sys
 import threading
 from typing import IO, Callable, Dict, Optional, Sequence
 
+from ..logs import get_logger
 from .. import jsonrpc
 from ..errors import ConnectionClosed
 from . import Transport
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 class StdioTransport(Transport):

@@ -13,17 +13,17 @@ It is what the TypeScript SDK and the older Python SDK ship: subprotocol
 
 import base64
 import hashlib
-import logging
 import socket
 import struct
 import threading
 from typing import Any, Dict, Optional
 
+from ..logs import get_logger
 from .. import jsonrpc
 from ..errors import ConnectionClosed
 from . import Transport
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 #: RFC 6455 §1.3: the GUID that turns Sec-WebSocket-Key into Sec-WebSocket-Accept.
 _GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
