@@ -32,7 +32,7 @@ __version__ = "0.1.0"
 from .errors import (CapabilityError, ConnectionClosed, MCPError, ProtocolError, RPCError,  # noqa: E402
                      Timeout, ToolError)
 from .content import Audio, EmbeddedResource, Image, Message, ResourceLink  # noqa: E402
-from .types import PROTOCOL_VERSION  # noqa: E402
+from .versions import PROTOCOL_VERSION  # noqa: E402
 from .server import Context, Server  # noqa: E402
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -20,7 +20,7 @@ from .errors import CapabilityError, RPCError
 from .jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from .modern import InputRequired, RequestMeta
 from .session import RequestContext, Session
-from .types import LEGACY_VERSIONS, PROTOCOL_VERSION
+from .versions import LEGACY_VERSIONS, PROTOCOL_VERSION
 
 if TYPE_CHECKING:  # pragma: no cover
     from .server import Server
@@ -353,7 +353,6 @@ class ServerConnection:
         self.client_info = params.get("clientInfo") or {}
         self.session.allow_batches = version == "2025-03-26"
         self.protocol_version = version
-        log.debug("client %s initialized with %s", self.client_info.get("name"), version)
         return self.server.initialize_result(version)
 
     # -- lists, with pagination -----------------------------------------------------
@@ -513,6 +512,8 @@ def paginate(items: list, cursor: Optional[str], page_size: Optional[int]) -> tu
     Cursors are opaque to clients (spec server/utilities/pagination); here
     they are the base64 of the next offset. A bad one is ``-32602``.
     """
+    if cursor is None and page_size is None:
+        return items, None  # the usual case: one page
     import base64  # late: only servers that page need it
 
     start = 0

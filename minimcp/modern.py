@@ -25,7 +25,7 @@ from typing import Any, Dict, Optional
 
 from .errors import RPCError
 from .jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION
-from .types import LEGACY_VERSIONS
+from .versions import LEGACY_VERSIONS
 
 MODERN_VERSION = "2026-07-28"
 #: Newest first: what server/discover lists, and what -32022 says is supported.

@@ -23,10 +23,11 @@ from typing import Any, Callable, Dict, List, Optional
 
 from .content import resource_contents
 from .errors import RPCError
+from .schema import _lazy_re
 from .jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND
 from .session import RequestContext
 
-_VARIABLE = re.compile(r"\{(\+?)([A-Za-z_][A-Za-z0-9_]*)\}")
+_VARIABLE = _lazy_re(r"\{(\+?)([A-Za-z_][A-Za-z0-9_]*)\}")
 #: The first protocol version that knows each resource field.
 _FIELD_SINCE = {"title": "2025-06-18", "_meta": "2025-06-18", "icons": "2025-11-25"}
 

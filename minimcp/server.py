@@ -16,17 +16,19 @@ becomes a text block describing it (see :func:`minimcp.content.block_for_version
 import os
 import signal
 import threading
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 from .logs import get_logger
 from .connection import Context, LogBridge, ServerConnection
 from .errors import RPCError
 from .jsonrpc import INVALID_PARAMS
 from .modern import StateSigner
-from .prompts import ServerPrompt
-from .resources import ServerResource
 from .tools import ServerTool
-from .types import PROTOCOL_VERSION
+from .versions import PROTOCOL_VERSION
+
+if TYPE_CHECKING:  # pragma: no cover - loaded when a resource or prompt is registered
+    from .prompts import ServerPrompt
+    from .resources import ServerResource
 
 log = get_logger(__name__)
 
@@ -92,9 +94,9 @@ class Server:
         #: Called with the ServerConnection when a client says its roots changed.
         self.on_roots_changed: Optional[Callable[[ServerConnection], None]] = None
         self._tools: Dict[str, ServerTool] = {}
-        self._resources: Dict[str, ServerResource] = {}
-        self._templates: Dict[str, ServerResource] = {}
-        self._prompts: Dict[str, ServerPrompt] = {}
+        self._resources: Dict[str, "ServerResource"] = {}
+        self._templates: Dict[str, "ServerResource"] = {}
+        self._prompts: Dict[str, "ServerPrompt"] = {}
         self._completers: Dict[Tuple[str, str, str], Callable] = {}
         self._lock = threading.Lock()
         self._connections: List[ServerConnection] = []
@@ -193,7 +195,7 @@ class Server:
                      description: Optional[str] = None, mime_type: Optional[str] = None,
                      icons: Optional[List[dict]] = None, annotations: Optional[dict] = None,
                      size: Optional[int] = None, meta: Optional[dict] = None, ttl_ms: Optional[int] = None,
-                     cache_scope: str = "private") -> ServerResource:
+                     cache_scope: str = "private") -> "ServerResource":
         """Register ``fn`` to answer ``resources/read`` for ``uri`` (a URI or an RFC 6570 template).
 
         ``fn`` returns ``str`` (text), ``bytes`` (a blob), or JSON-able data.
@@ -205,6 +207,8 @@ class Server:
         Raises:
             TypeError: a template variable has no matching parameter.
         """
+        from .resources import ServerResource  # late: servers without resources skip it
+
         resource = ServerResource(fn, uri, name=name, title=title, description=description, mime_type=mime_type,
                                   icons=icons, annotations=annotations, size=size, meta=meta, ttl_ms=ttl_ms,
                                   cache_scope=cache_scope)
@@ -224,17 +228,17 @@ class Server:
                 del self._templates[uri]
         self._changed("notifications/resources/list_changed")
 
-    def resources(self) -> List[ServerResource]:
+    def resources(self) -> List["ServerResource"]:
         """The fixed-URI resources, in registration order."""
         with self._lock:
             return list(self._resources.values())
 
-    def resource_templates(self) -> List[ServerResource]:
+    def resource_templates(self) -> List["ServerResource"]:
         """The resource templates, in registration order."""
         with self._lock:
             return list(self._templates.values())
 
-    def find_resource(self, uri: str) -> Optional[Tuple[ServerResource, Dict[str, str]]]:
+    def find_resource(self, uri: str) -> Optional[Tuple["ServerResource", Dict[str, str]]]:
         """The resource that answers ``uri`` and the variables it binds, or ``None``."""
         fixed = self._resources.get(uri)
         if fixed is not None:
@@ -273,12 +277,14 @@ class Server:
 
     def add_prompt(self, fn: Callable, *, name: Optional[str] = None, title: Optional[str] = None,
                    description: Optional[str] = None, icons: Optional[List[dict]] = None,
-                   meta: Optional[dict] = None) -> ServerPrompt:
+                   meta: Optional[dict] = None) -> "ServerPrompt":
         """Register ``fn`` as a prompt; its parameters are the prompt's arguments.
 
         ``fn`` returns a string (one user message) or a list of messages
         (strings, content helpers, :class:`minimcp.Message`, or role/content dicts).
         """
+        from .prompts import ServerPrompt  # late: servers without prompts skip it
+
         prompt = ServerPrompt(fn, name=name, title=title, description=description, icons=icons, meta=meta)
         with self._lock:
             self._prompts[prompt.name] = prompt
@@ -295,12 +301,12 @@ class Server:
             del self._prompts[name]
         self._changed("notifications/prompts/list_changed")
 
-    def prompts(self) -> List[ServerPrompt]:
+    def prompts(self) -> List["ServerPrompt"]:
         """The registered prompts, in registration order."""
         with self._lock:
             return list(self._prompts.values())
 
-    def get_prompt(self, name: str) -> Optional[ServerPrompt]:
+    def get_prompt(self, name: str) -> Optional["ServerPrompt"]:
         """The prompt called ``name``, or ``None``."""
         return self._prompts.get(name)
 

@@ -6,11 +6,7 @@ unknown fields, ``_meta``, fields from a newer protocol version.
 
 from typing import Any, List, Optional
 
-#: The newest protocol version with the initialize handshake; what the client offers.
-PROTOCOL_VERSION = "2025-11-25"
-
-#: Every handshake version minimcp speaks, oldest first (spec versioning pages).
-LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+from .versions import LEGACY_VERSIONS, PROTOCOL_VERSION  # noqa: F401  (re-exported)
 
 
 class Tool:

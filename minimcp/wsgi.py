@@ -42,7 +42,7 @@ from .jsonrpc import ErrorResponse, Malformed, Request, Response
 from .sse import EventStore, MemoryEventStore, OutStream, format_event
 from .threads import WorkerPool
 from .transports import Transport
-from .types import LEGACY_VERSIONS
+from .versions import LEGACY_VERSIONS
 
 log = get_logger(__name__)
 

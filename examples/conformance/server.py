@@ -8,8 +8,13 @@ and prompts below are the fixtures it calls, with the exact names and texts
 it expects. Run it (see ``../shared/conformance/README.md``)::
 
     run-server.sh http://127.0.0.1:3001/mcp 0.2.0-alpha.12 --suite all --spec-version 2025-11-25
+    run-server.sh http://127.0.0.1:3001/mcp 0.2.0-alpha.12 --suite all --spec-version 2026-07-28
     run-server.sh http://127.0.0.1:3001/mcp 0.1.16 --suite all
 
+One process serves both wires at one URL: the handshake versions
+(``initialize`` + ``Mcp-Session-Id``) and the stateless 2026-07-28 protocol
+(every request carries its version and client capabilities in ``_meta``).
+The same fixtures serve both; only the last section is 2026-07-28 specific.
 Use a fresh server process for each suite run. Stop it with Ctrl-C or SIGTERM.
 
 It also reads as a tour of the server API:
@@ -20,7 +25,12 @@ It also reads as a tour of the server API:
   (``elicitation/create``), ``ctx.close_sse_stream()`` (SSE polling);
 - ``ToolError`` for a tool failure the model reads (``isError: true``);
 - a hand-written JSON Schema 2020-12 ``input_schema`` sent verbatim;
-- resources, a resource template, subscriptions, prompts and completion.
+- resources, a resource template, subscriptions, prompts and completion;
+- 2026-07-28: ``ctx.elicit/sample/list_roots(..., key=...)`` answered with
+  ``input_required`` rounds, ``with ctx.inputs():`` to ask several things in
+  one round, ``ctx.client_capabilities`` read from the request itself, an
+  ``x-mcp-header`` argument mirrored in an HTTP header, and list changes
+  sent to ``subscriptions/listen`` streams.
 """
 
 import argparse
@@ -289,6 +299,163 @@ def test_prompt_with_image() -> list:
 @server.completion(prompt="test_prompt_with_arguments", argument="arg1")
 def complete_arg1(value: str) -> list:
     return [word for word in ("test", "testing", "tested") if word.startswith(value)]
+
+
+# ---------------------------------------------------------------------------
+# 2026-07-28 (stateless) fixtures
+#
+# There is no handshake: each request names its protocol version and the
+# client's capabilities in params._meta, and a server never sends the
+# client a request. When a handler calls ctx.elicit / ctx.sample /
+# ctx.list_roots, minimcp answers {"resultType": "input_required",
+# "inputRequests": {key: ...}, "requestState": ...} instead; the client
+# calls again with "inputResponses" (and the signed requestState), and
+# minimcp re-runs the handler, whose ctx.* calls now return the answers.
+# ``key=`` names each question (the suite checks the names). In a
+# handshake-era session the same calls are ordinary requests to the client.
+# ---------------------------------------------------------------------------
+
+NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+def test_x_mcp_header(region: str) -> str:
+    """Echoes its region; 2026-07-28 clients mirror it in the Mcp-Param-Region header."""
+    return f"region={region}"
+
+
+# A hand-written schema: "x-mcp-header" asks clients to send the argument as an
+# HTTP header too, and minimcp checks that header against the body (-32020).
+server.add_tool(test_x_mcp_header, input_schema={
+    "type": "object",
+    "properties": {"region": {"type": "string", "description": "A region name", "x-mcp-header": "Region"}},
+    "required": ["region"],
+})
+
+
+@server.tool()
+def test_missing_capability(ctx: Context) -> str:
+    """Needs sampling: a request that did not declare it gets error -32021."""
+    reply = ctx.sample("Say hello", max_tokens=20, key="hello")  # CapabilityError -> -32021 (2026-07-28)
+    return f"LLM response: {reply['content'].get('text', '(not text)')}"
+
+
+@server.tool()
+def test_trigger_tool_change() -> str:
+    """Adds and removes a tool: notifications/tools/list_changed reaches the listeners."""
+    def test_dynamic_tool() -> str:
+        """Exists only while test_trigger_tool_change runs."""
+        return "dynamic"
+
+    server.add_tool(test_dynamic_tool)  # each change is sent to every subscriptions/listen
+    server.remove_tool("test_dynamic_tool")  # stream that asked for toolsListChanged
+    return "Tool list changed"
+
+
+@server.tool()
+def test_trigger_prompt_change() -> str:
+    """Adds and removes a prompt: notifications/prompts/list_changed reaches the listeners."""
+    def test_dynamic_prompt() -> str:
+        """Exists only while test_trigger_prompt_change runs."""
+        return "dynamic"
+
+    server.add_prompt(test_dynamic_prompt)
+    server.remove_prompt("test_dynamic_prompt")
+    return "Prompt list changed"
+
+
+@server.tool()
+def test_logging_tool(ctx: Context) -> str:
+    """Logs at info; a 2026-07-28 request gets the messages only if its _meta asked for a logLevel."""
+    ctx.log("info", "test_logging_tool started")
+    ctx.log("info", "test_logging_tool finished")
+    return "Logged twice"
+
+
+@server.tool()
+def test_input_required_result_elicitation(ctx: Context) -> str:
+    """One round of input: asks for a name (key user_name)."""
+    answer = ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+    return f"Hello, {answer['content']['name']}!"
+
+
+# The same function again, under the name server-stateless looks for: its 2026-07-28
+# response stream must carry the input_required result, never a request to the client.
+server.add_tool(test_input_required_result_elicitation, name="test_streaming_elicitation",
+                description="Asks the user something: an input_required result, never a request on the stream.")
+
+
+@server.tool()
+def test_input_required_result_sampling(ctx: Context) -> str:
+    """One round of input: asks the client's LLM (key capital_question)."""
+    reply = ctx.sample("What is the capital of France?", max_tokens=100, key="capital_question")
+    return f"LLM response: {reply['content'].get('text', '(not text)')}"
+
+
+@server.tool()
+def test_input_required_result_list_roots(ctx: Context) -> str:
+    """One round of input: asks for the client's roots (key client_roots)."""
+    roots = ctx.list_roots(key="client_roots")
+    return "Roots: " + ", ".join(root["uri"] for root in roots)
+
+
+@server.tool()
+def test_input_required_result_request_state(ctx: Context) -> str:
+    """The retry must echo requestState: minimcp signs it and checks it before the handler re-runs."""
+    answer = ctx.elicit("Please confirm", {"type": "object", "properties": {"ok": {"type": "boolean"}},
+                                           "required": ["ok"]}, key="confirm")
+    return f"state-ok: confirmed={answer['content'].get('ok')}"
+
+
+@server.tool()
+def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+    """Three questions in one round: ``with ctx.inputs()`` collects them before asking."""
+    with ctx.inputs():  # inside, an unanswered question returns None instead of stopping the handler
+        name = ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+        greeting = ctx.sample("Generate a greeting", max_tokens=50, key="greeting")
+        roots = ctx.list_roots(key="client_roots")
+    return (f"name={name['content']['name']}, greeting={greeting['content'].get('text')}, "
+            f"roots={[root['uri'] for root in roots]}")
+
+
+@server.tool()
+def test_input_required_result_multi_round(ctx: Context) -> str:
+    """Two rounds: the second question is asked only once the first is answered."""
+    name = ctx.elicit("Step 1: What is your name?", NAME_FORM, key="step1")
+    color = ctx.elicit("Step 2: What is your favorite color?",
+                       {"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]},
+                       key="step2")
+    return f"{name['content']['name']} likes {color['content']['color']}"
+
+
+@server.tool()
+def test_input_required_result_tampered_state(ctx: Context) -> str:
+    """A changed requestState fails minimcp's HMAC check: error -32602, the handler never runs."""
+    answer = ctx.elicit("Please confirm", {"type": "object", "properties": {"ok": {"type": "boolean"}},
+                                           "required": ["ok"]}, key="confirm")
+    return f"confirmed={answer['content'].get('ok')}"
+
+
+@server.tool()
+def test_input_required_result_capabilities(ctx: Context) -> str:
+    """Asks only for what the client can answer: ctx.client_capabilities (this request's _meta)."""
+    asked = [kind for kind in ("sampling", "elicitation", "roots") if kind in ctx.client_capabilities]
+    with ctx.inputs():
+        if "sampling" in asked:
+            ctx.sample("What is 2 + 2?", max_tokens=10, key="question")
+        if "elicitation" in asked:
+            ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+        if "roots" in asked:
+            ctx.list_roots(key="client_roots")
+    return f"Asked for: {', '.join(asked) or 'nothing'}"
+
+
+@server.prompt()
+def test_input_required_result_prompt(ctx: Context) -> str:
+    """A prompt can ask too (prompts/get answers input_required)."""
+    answer = ctx.elicit("What context should the prompt use?",
+                        {"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]},
+                        key="user_context")
+    return f"Answer using this context: {answer['content']['context']}"
 
 
 def main() -> None:
