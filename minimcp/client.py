@@ -144,6 +144,7 @@ class Client:
         self.instructions: Optional[str] = None
         #: True once the server and client agreed on the stateless 2026-07-28 protocol.
         self.modern = False
+        self._probed_twice = False
         self._tools: Optional[List[Tool]] = None
         self._log_level: Optional[str] = None
         self._cache: Dict[tuple, tuple] = {}  # (method, cursor or uri) -> (expires, result): 2026 ttlMs
@@ -224,7 +225,17 @@ class Client:
         try:
             result = self.session.request("server/discover", {"_meta": self._meta()},
                                           timeout=min(timeout or self.session.timeout, 10.0))
-        except (RPCError, Timeout) as exc:
+        except RPCError as exc:
+            supported = exc.data.get("supported") if exc.code == -32022 and isinstance(exc.data, dict) else None
+            if isinstance(supported, list) and modern.MODERN_VERSION in supported:
+                # spec 2026-07-28 basic/versioning: retry with a version the server lists
+                return self._probe_again(timeout)
+            self.modern = False
+            if exc.code in (-32020, -32021) or self.protocol == modern.MODERN_VERSION:
+                raise ProtocolError(f"the server does not speak {modern.MODERN_VERSION}: {exc}") from exc
+            log.debug("server/discover failed (%s): using the initialize handshake", exc)
+            return None
+        except Timeout as exc:
             self.modern = False
             code = getattr(exc, "code", None)
             if code in (-32020, -32021) or self.protocol == modern.MODERN_VERSION:
@@ -245,6 +256,13 @@ class Client:
         self.session.transport.negotiated(modern.MODERN_VERSION)
         self._relisten()  # list-change callbacks need a listen request in this era
         return result
+
+    def _probe_again(self, timeout: Optional[float]) -> Optional[dict]:
+        if self._probed_twice:
+            self.modern = False
+            raise ProtocolError(f"the server refuses {modern.MODERN_VERSION} yet lists it as supported")
+        self._probed_twice = True
+        return self._probe(timeout)
 
     def _call(self, method: str, params: Optional[dict] = None, *, timeout: Optional[float] = None,
               on_progress: Optional[ProgressCallback] = None, max_timeout: Optional[float] = None) -> Any:

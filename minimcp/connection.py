@@ -130,8 +130,8 @@ class Context(RequestContext):
             return self.connection.request(method, params, timeout, self.request_id)
         self._asks += 1
         key = key or f"{method.split('/')[0]}-{self._asks}"
-        if key in self.answers:
-            return self.answers[key]
+        if key in self.answers and _fits(method, self.answers[key]):
+            return self.answers[key]  # (a malformed answer is asked for again: spec MRTR)
         self._asked[key] = {"method": method, "params": params or {}}
         if self._batching:
             return None
@@ -248,6 +248,21 @@ class Context(RequestContext):
         self._require("roots", "list roots")
         answer = self._ask("roots/list", None, key, timeout)
         return None if answer is None else answer.get("roots", [])  # type: ignore[return-value]
+
+
+def _fits(method: str, answer: Any) -> bool:
+    """Does a client's input response have the shape of ``method``'s result? (spec 2026-07-28 MRTR:
+    servers SHOULD validate input responses; a bad one is asked for again.)"""
+    if type(answer) is not dict:
+        return False
+    if method == "elicitation/create":
+        return answer.get("action") in ("accept", "decline", "cancel") and (
+            answer.get("action") != "accept" or "content" not in answer or type(answer["content"]) is dict)
+    if method == "sampling/createMessage":
+        return isinstance(answer.get("role"), str) and isinstance(answer.get("content"), (dict, list))
+    if method == "roots/list":
+        return type(answer.get("roots")) is list
+    return True
 
 
 class _Inputs:

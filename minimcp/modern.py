@@ -145,8 +145,8 @@ class StateSigner:
         import hashlib
         import hmac
 
-        try:
-            raw = _b64().urlsafe_b64decode(str(state).encode("ascii"))
+        try:  # validate=True: plain b64decode ignores junk after the padding (a tamper that passes)
+            raw = _b64().b64decode(str(state).encode("ascii"), altchars=b"-_", validate=True)
             mac, payload = raw[:32], raw[32:]
             good = hmac.compare_digest(mac, hmac.new(self.secret, payload, hashlib.sha256).digest())
             data = json.loads(payload) if good else None
@@ -337,9 +337,10 @@ def _same(header: str, value: Any) -> bool:
 def check_headers(message: Any, headers: Dict[str, str], tool_schema: Optional[dict]) -> Optional[str]:
     """Say what is wrong with the headers of a modern POST, or None (they mirror the body)."""
     params = message.params or {}
-    version = (params.get("_meta") or {}).get(VERSION_KEY)
-    if headers.get("mcp-protocol-version", "").strip() != version:
-        return f"MCP-Protocol-Version header must be {version!r}"
+    meta = params.get("_meta")
+    version = meta.get(VERSION_KEY) if type(meta) is dict else None
+    if version is not None and headers.get("mcp-protocol-version", "").strip() != version:
+        return f"MCP-Protocol-Version header must be {version!r}"  # (no version in _meta: -32602 later)
     if not hasattr(message, "id"):
         return None  # notifications: no header rules are defined
     if headers.get("mcp-method", "").strip() != message.method:

@@ -37,7 +37,7 @@ from urllib.parse import parse_qs, urlsplit
 from .logs import get_logger
 from . import jsonrpc, modern
 from .connection import ServerConnection
-from .errors import MCPError
+from .errors import MCPError, RPCError
 from .jsonrpc import ErrorResponse, Malformed, Request, Response
 from .sse import EventStore, MemoryEventStore, OutStream, format_event
 from .threads import WorkerPool
@@ -250,8 +250,8 @@ class MCPApp:
             return self._error(start_response, exc.status, exc.code, str(exc), exc.headers)
 
     def _error(self, start_response: Callable, status: int, code: int, message: str,
-               extra: Optional[List[Tuple[str, str]]] = None, request_id: Any = None) -> List[bytes]:
-        body = jsonrpc.encode(ErrorResponse(request_id, code, message))
+               extra: Optional[List[Tuple[str, str]]] = None, request_id: Any = None, data: Any = None) -> List[bytes]:
+        body = jsonrpc.encode(ErrorResponse(request_id, code, message, data))
         start_response(_STATUS[status], JSON_HEADERS + [("Content-Length", str(len(body)))] + (extra or []))
         return [body]
 
@@ -307,7 +307,8 @@ class MCPApp:
         parsed = jsonrpc.parse(self._read_body(environ))
         if type(parsed) is Malformed:
             raise _HTTPError(400, parsed.message, parsed.code)
-        if type(parsed) is not list and modern.modern_version(getattr(parsed, "params", None)) is not None:
+        if type(parsed) is not list and (modern.modern_version(getattr(parsed, "params", None)) is not None
+                                         or headers.get("mcp-protocol-version") == modern.MODERN_VERSION):
             return self._post_modern(parsed, headers, principal, start_response)
         messages = parsed if type(parsed) is list else [parsed]
         connection, new_session = self._connection_for(messages, headers, principal)
@@ -332,13 +333,22 @@ class MCPApp:
         return self._answer(stream, connection, type(parsed) is list, extra, start_response)
 
     def _post_modern(self, message: Any, headers: Dict[str, str], principal: Any, start_response: Callable) -> Any:
-        """One 2026-07-28 message: no session, headers that mirror the body, errors as HTTP statuses."""
+        """One 2026-07-28 message: no session, headers that mirror the body, errors as HTTP statuses
+        (spec 2026-07-28 basic/transports "Server validation"), with the request's id."""
+        request_id = getattr(message, "id", None)
         tool = None
         if getattr(message, "method", None) == "tools/call":
             tool = self.server.get_tool((message.params or {}).get("name") or "")
         problem = modern.check_headers(message, headers, tool.input_schema if tool is not None else None)
-        if problem:
-            raise _HTTPError(400, f"Header mismatch: {problem}", jsonrpc.HEADER_MISMATCH)
+        if problem:  # first: a header that contradicts the body is -32020 whatever the body says
+            return self._error(start_response, 400, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}",
+                               request_id=request_id)
+        if type(message) is Request:
+            try:
+                modern.RequestMeta(message.params or {})
+            except RPCError as exc:  # -32602 / -32022: bad or missing _meta
+                return self._error(start_response, 400, exc.code, exc.message, request_id=request_id,
+                                   data=exc.data)
         connection = self._new_connection(principal, standalone=False)
         if type(message) is not Request:
             connection.session.receive(message)

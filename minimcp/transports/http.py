@@ -99,6 +99,7 @@ class StreamableHTTPTransport(Transport):
         self._posters = WorkerPool(connections)
         self._closed = False
         self._stop = threading.Event()  # set by close(): wakes threads waiting to reconnect
+        self._listening = threading.Event()  # the GET stream was answered (or refused)
         self._expired = threading.Lock()
 
     def __repr__(self) -> str:
@@ -171,6 +172,9 @@ class StreamableHTTPTransport(Transport):
         self.protocol_version = version
         if self.session_id is not None and self._listener is None and version != modern.MODERN_VERSION:
             self._listener = start_thread(self._listen, "sse-get")
+            # Wait (bounded) until the server answered the GET, so a message it
+            # sends right after our next request finds the stream open.
+            self._listening.wait(5.0)
 
     # -- POSTs ----------------------------------------------------------------------------------
 
@@ -346,7 +350,9 @@ class StreamableHTTPTransport(Transport):
                 response = self.http.get(self.url, stream=True, timeout=self.timeout, headers=self._headers(extra))
             except requests.RequestException as exc:
                 log.debug("the GET stream failed: %s", exc)
+                self._listening.set()
                 return
+            self._listening.set()
             if response.status_code != 200:
                 log.debug("no GET stream (HTTP %s)", response.status_code)  # 405: the server offers none
                 response.close()
