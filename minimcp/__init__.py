@@ -36,16 +36,21 @@ from .versions import PROTOCOL_VERSION  # noqa: E402
 from .server import Context, Server  # noqa: E402
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .client import Client, connect
+    from .client import Client
+    from .targets import connect
 
 
 def __getattr__(name: str) -> Any:
     # The client side loads on first use, so a stdio server starts without it
     # (start-up time is import time: see benchmarks/).
-    if name in ("Client", "connect"):
-        from . import client
+    if name == "Client":
+        from .client import Client
 
-        return getattr(client, name)
+        return Client
+    if name == "connect":
+        from .targets import connect
+
+        return connect
     raise AttributeError(f"module 'minimcp' has no attribute {name!r}")
 
 __all__ = (

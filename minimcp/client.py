@@ -12,14 +12,12 @@ each run on a worker thread, never on the reader.
 """
 
 import os
-import threading
-import time
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 from .logs import get_logger
 from . import __version__
-from . import modern
-from .errors import CapabilityError, MCPError, ProtocolError, RPCError, Timeout
+from . import client_modern, modern
+from .errors import CapabilityError, ProtocolError, RPCError
 from .jsonrpc import METHOD_NOT_FOUND
 from .session import ProgressCallback, Session
 from .types import (LEGACY_VERSIONS, PROTOCOL_VERSION, Completion, Prompt, PromptResult, Resource,
@@ -28,12 +26,8 @@ from .types import (LEGACY_VERSIONS, PROTOCOL_VERSION, Completion, Prompt, Promp
 log = get_logger(__name__)
 server_log = get_logger("minimcp.server_log")
 
-_URL_SCHEMES = ("http", "https", "ws", "wss")
-
 #: How many pages a list call follows before deciding the server loops.
 MAX_PAGES = 10_000
-#: How many input_required rounds one call may take (2026-07-28) before giving up.
-MAX_INPUT_ROUNDS = 10
 #: What the client can speak, for ``protocol=``.
 PROTOCOLS = ("auto", modern.MODERN_VERSION) + LEGACY_VERSIONS
 
@@ -149,7 +143,7 @@ class Client:
         self._log_level: Optional[str] = None
         self._cache: Dict[tuple, tuple] = {}  # (method, cursor or uri) -> (expires, result): 2026 ttlMs
         self._subscribed: set = set()
-        self._listener: Optional["Listener"] = None
+        self._listener: Optional["client_modern.Listener"] = None
         if hasattr(transport, "on_session_expired"):  # HTTP: a 404 means "start a new session"
             transport.on_session_expired = self.initialize
 
@@ -219,104 +213,16 @@ class Client:
         return result
 
     def _probe(self, timeout: Optional[float]) -> Optional[dict]:
-        """Ask ``server/discover`` first (spec 2026-07-28 "era detection"); the result, or None for a
-        handshake-era server. Only a recognised modern error is final."""
-        self.modern = True
-        try:
-            result = self.session.request("server/discover", {"_meta": self._meta()},
-                                          timeout=min(timeout or self.session.timeout, 10.0))
-        except RPCError as exc:
-            supported = exc.data.get("supported") if exc.code == -32022 and isinstance(exc.data, dict) else None
-            if isinstance(supported, list) and modern.MODERN_VERSION in supported:
-                # spec 2026-07-28 basic/versioning: retry with a version the server lists
-                return self._probe_again(timeout)
-            self.modern = False
-            if exc.code in (-32020, -32021) or self.protocol == modern.MODERN_VERSION:
-                raise ProtocolError(f"the server does not speak {modern.MODERN_VERSION}: {exc}") from exc
-            log.debug("server/discover failed (%s): using the initialize handshake", exc)
-            return None
-        except Timeout as exc:
-            self.modern = False
-            code = getattr(exc, "code", None)
-            if code in (-32020, -32021) or self.protocol == modern.MODERN_VERSION:
-                raise ProtocolError(f"the server does not speak {modern.MODERN_VERSION}: {exc}") from exc
-            log.debug("server/discover failed (%s): using the initialize handshake", exc)
-            return None
-        versions = result.get("supportedVersions") if isinstance(result, dict) else None
-        if not isinstance(versions, list) or modern.MODERN_VERSION not in versions:  # garbage, or legacy only
-            self.modern = False
-            if self.protocol == modern.MODERN_VERSION:
-                raise ProtocolError(f"the server supports {result.get('supportedVersions')}, "
-                                    f"not {modern.MODERN_VERSION}")
-            return None
-        self.protocol_version = modern.MODERN_VERSION
-        self.server_info = (result.get("_meta") or {}).get(modern.SERVER_INFO_KEY) or {}
-        self.server_capabilities = result.get("capabilities") or {}
-        self.instructions = result.get("instructions")
-        self.session.transport.negotiated(modern.MODERN_VERSION)
-        self._relisten()  # list-change callbacks need a listen request in this era
-        return result
-
-    def _probe_again(self, timeout: Optional[float]) -> Optional[dict]:
-        if self._probed_twice:
-            self.modern = False
-            raise ProtocolError(f"the server refuses {modern.MODERN_VERSION} yet lists it as supported")
-        self._probed_twice = True
-        return self._probe(timeout)
+        return client_modern.probe(self, timeout)
 
     def _call(self, method: str, params: Optional[dict] = None, *, timeout: Optional[float] = None,
               on_progress: Optional[ProgressCallback] = None, max_timeout: Optional[float] = None) -> Any:
-        """Send a request; on a 2026-07-28 server add ``_meta``, answer ``input_required``
-        rounds, and keep results the server says may be cached."""
+        """Send a request (on a 2026-07-28 server: with ``_meta``, answering input-required rounds)."""
         if not self.modern:
             return self.session.request(method, params, timeout=timeout, on_progress=on_progress,
                                         max_timeout=max_timeout)
-        params = dict(params or {})
-        key = (method, params.get("cursor"), params.get("uri"))
-        cached = self._cache.get(key)
-        if cached is not None and cached[0] > time.monotonic():
-            return cached[1]
-        params["_meta"] = {**(params.get("_meta") or {}), **self._meta()}
-        for _ in range(MAX_INPUT_ROUNDS):
-            try:
-                result = self.session.request(method, params, timeout=timeout, on_progress=on_progress,
-                                              max_timeout=max_timeout)
-            except RPCError as exc:
-                # spec 2026-07-28 basic/transports: a -32020 about Mcp-Param-* headers means
-                # our tool list is stale: refresh it (it says which headers to send) and retry.
-                if exc.code != -32020 or method != "tools/call":
-                    raise
-                self.list_tools(timeout=timeout)
-                result = self.session.request(method, params, timeout=timeout, on_progress=on_progress,
-                                              max_timeout=max_timeout)
-            kind = result.get("resultType", "complete")  # missing means complete (older servers)
-            if kind == "complete":
-                ttl = result.get("ttlMs")
-                if method in modern.CACHEABLE and "inputResponses" not in params and isinstance(ttl, int) and ttl > 0:
-                    self._cache[key] = (time.monotonic() + ttl / 1000, result)
-                return result
-            if kind != "input_required":
-                raise ProtocolError(f"the server answered {method} with an unknown resultType {kind!r}")
-            # spec 2026-07-28 basic/patterns/mrtr: answer each, retry with a new id and the state
-            params = dict(params, inputResponses={k: self._answer_input(r) for k, r in
-                                                  (result.get("inputRequests") or {}).items()})
-            params.pop("requestState", None)
-            if "requestState" in result:
-                params["requestState"] = result["requestState"]
-        raise ProtocolError(f"{method}: the server still wanted input after {MAX_INPUT_ROUNDS} rounds")
-
-    def _answer_input(self, request: dict) -> dict:
-        method, params = request.get("method"), request.get("params") or {}
-        answer = {"sampling/createMessage": self._answer_sampling, "elicitation/create": self._answer_elicitation,
-                  "roots/list": self._answer_roots}.get(method)
-        if answer is None:
-            raise ProtocolError(f"the server asked for input of an unknown kind: {method!r}")
-        try:
-            return answer(params, None)
-        except MCPError:
-            raise
-        except Exception as exc:  # the call fails here, with the cause; the server holds nothing
-            raise MCPError(f"the {method} handler failed: {exc}") from exc
+        return client_modern.call(self, method, params, timeout=timeout, on_progress=on_progress,
+                                  max_timeout=max_timeout)
 
     def _require(self, capability: str, sub: Optional[str] = None) -> None:
         """Refuse before sending when the server did not declare what a call needs."""
@@ -551,6 +457,10 @@ class Client:
 
     def _notified(self, method: str, params: dict) -> None:
         """Route one notification from the server (on the dispatcher thread, in order)."""
+        subscription = (params.get("_meta") or {}).get(modern.SUBSCRIPTION_KEY)
+        listener = self._listener
+        if subscription is not None and (listener is None or listener.request_id != subscription):
+            return  # from a listen request we closed: demultiplex by subscription id (spec)
         if method == "notifications/subscriptions/acknowledged":
             subscription = (params.get("_meta") or {}).get(modern.SUBSCRIPTION_KEY)
             listener = self._listener
@@ -594,7 +504,7 @@ class Client:
     # -- 2026-07-28 subscriptions ----------------------------------------------------------
 
     def listen(self, *, tools: bool = False, prompts: bool = False, resources: bool = False,
-               resource_uris: Sequence[str] = ()) -> "Listener":
+               resource_uris: Sequence[str] = ()) -> "client_modern.Listener":
         """Open a ``subscriptions/listen`` request (2026-07-28): the notifications it asks
         for reach this client's ``on_*`` callbacks until ``listener.close()``."""
         filters: Dict[str, Any] = {}
@@ -604,7 +514,7 @@ class Client:
                 filters[name] = True
         if resource_uris:
             filters["resourceSubscriptions"] = list(resource_uris)
-        return Listener(self, filters)
+        return client_modern.Listener(self, filters)
 
     def _relisten(self) -> None:
         """(Re)open the one listen request that feeds the client's callbacks and subscriptions."""
@@ -620,155 +530,3 @@ class Client:
         if self._listener is not None:
             self._listener.close()
         self.session.close()
-
-
-class Listener:
-    """An open ``subscriptions/listen`` request, on a thread of its own; ``close()`` ends it.
-
-    Made by :meth:`Client.listen`, which returns once the server acknowledged
-    it (``acknowledged`` holds the filters the server honours), so nothing
-    sent after that is missed.
-    """
-
-    def __init__(self, client: Client, filters: dict, timeout: float = 10.0) -> None:
-        from .threads import start_thread
-
-        self.client, self.filters = client, filters
-        self.acknowledged: Optional[dict] = None
-        self.ready = threading.Event()
-        self.request_id = client.session.new_request_id()
-        previous, client._listener = client._listener, self
-        self._thread = start_thread(self._run, "listen")
-        if not self.ready.wait(timeout):
-            log.warning("the server did not acknowledge subscriptions/listen within %ss", timeout)
-        if previous is not None and previous is not self:
-            previous.close()
-
-    def _run(self) -> None:
-        try:
-            params = {"notifications": self.filters, "_meta": self.client._meta()}
-            self.client.session.request("subscriptions/listen", params, timeout=365 * 86400.0,
-                                        request_id=self.request_id)
-        except Exception as exc:  # cancelled by close(), or the connection ended
-            log.debug("listen request ended: %s", exc)
-
-    def close(self) -> None:
-        """End the listen request (``notifications/cancelled``, or closing its HTTP stream)."""
-        self.ready.set()
-        self.client.session.cancel(self.request_id, "the client stopped listening")
-        from .threads import join
-
-        join(self._thread, 5.0)
-
-    def __repr__(self) -> str:
-        return f"<Listener {self.filters!r}>"
-
-
-def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Optional[str] = None,
-            env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None,
-            on_stderr: Optional[Callable[[str], None]] = None, headers: Optional[Dict[str, str]] = None,
-            auth: Any = None, timeout: float = 60.0, client_info: Optional[dict] = None,
-            trace: Optional[bool] = None, **handlers: Any) -> Client:
-    """Connect to an MCP server, run the handshake, and return the :class:`Client`.
-
-    Example::
-
-        with minimcp.connect(["python", "server.py"]) as client:      # stdio
-            ...
-        with minimcp.connect("memory", server=my_server) as client:   # in-process
-            ...
-        with minimcp.connect("http://127.0.0.1:8000/mcp") as client:   # Streamable HTTP
-            ...
-        with minimcp.connect("filesystem", config=".mcp.json") as client:  # a host's mcpServers entry
-            ...
-
-    Args:
-        target: a command (list of strings) to start as a stdio server;
-            an ``http(s)://`` URL (Streamable HTTP, falling back to the
-            2024-11-05 HTTP+SSE transport; a URL ending in ``/sse`` picks that
-            directly); a ``ws(s)://`` URL (WebSocket, not in the MCP spec);
-            ``"memory"`` with ``server=``; or the name of a server in a host
-            config file (Claude Desktop, Claude Code, Cursor, VS Code).
-        server: the :class:`~minimcp.Server` to connect to in memory.
-        config: the host config file to find a named server in (default:
-            the usual places; see :mod:`minimcp.config`).
-        env: extra environment variables for a stdio server (merged over ours).
-        cwd: a stdio server's working directory.
-        on_stderr: ``callback(line)`` for a stdio server's stderr lines
-            (default: write them to our ``sys.stderr``).
-        headers: extra HTTP headers (say, ``Authorization``) for a URL target.
-        auth: a ``requests`` auth object for a URL target.
-        timeout: the default seconds each call waits, the handshake included.
-        client_info: ``{"name": ..., "version": ...}`` to introduce ourselves.
-        trace: print every message to stderr (also ``MINIMCP_TRACE=1``).
-        handlers: what answers the server: ``sampling_handler``,
-            ``elicitation_handler``, ``roots``, ``on_log`` ... (see :class:`Client`).
-
-    Raises:
-        FileNotFoundError: the server command does not exist.
-        ConnectionClosed: the server exited before the handshake finished
-            (the exception carries its exit code and last stderr lines).
-        ValueError: the target is not something minimcp can connect to.
-    """
-    if isinstance(target, str) and target != "memory" and target.split(":", 1)[0] not in _URL_SCHEMES:
-        from .config import find_server  # a host config entry, by name
-
-        entry = find_server(target, config)
-        if "command" not in entry:
-            target, headers = entry["url"], {**entry.get("headers", {}), **(headers or {})}
-            if entry.get("transport") == "sse" and not target.rstrip("/").endswith("/sse"):
-                return _connect_url(target, "sse", headers, auth, timeout, client_info, trace, handlers)
-        else:
-            target = entry["command"]
-            env = {**entry.get("env", {}), **(env or {})}
-            cwd = cwd or entry.get("cwd")
-    if isinstance(target, (list, tuple)):
-        from .transports.stdio import SubprocessTransport
-
-        transport: Any = SubprocessTransport(target, env=env, cwd=cwd, on_stderr=on_stderr)
-    elif target == "memory":
-        if server is None:
-            raise ValueError('connect("memory") needs server=the Server to talk to')
-        from .transports.memory import pair
-
-        transport, server_end = pair()
-        served = server.serve(server_end)
-        transport.on_close = served.session.close
-    else:
-        return _connect_url(target, None, headers, auth, timeout, client_info, trace, handlers)
-    return _start(Client(transport, timeout=timeout, client_info=client_info, trace=trace, **handlers))
-
-
-def _start(client: Client) -> Client:
-    """Run the handshake; on any failure close what was opened."""
-    try:
-        client.initialize()
-    except BaseException:
-        client.close()
-        raise
-    return client
-
-
-def _connect_url(url: str, kind: Optional[str], headers: Optional[Dict[str, str]], auth: Any, timeout: float,
-                 client_info: Optional[dict], trace: Optional[bool], handlers: Dict[str, Any]) -> Client:
-    scheme = url.split(":", 1)[0]
-    options: Dict[str, Any] = dict(timeout=timeout, client_info=client_info, trace=trace, **handlers)
-    if scheme in ("ws", "wss"):
-        from .transports.websocket import WebSocketTransport
-
-        return _start(Client(WebSocketTransport(url, headers=headers, timeout=timeout), **options))
-    from .transports.sse import SSETransport
-
-    if kind == "sse" or url.rstrip("/").endswith("/sse"):
-        return _start(Client(SSETransport(url, headers=headers, auth=auth, timeout=timeout), **options))
-    from .transports.http import StreamableHTTPTransport
-
-    try:
-        return _start(Client(StreamableHTTPTransport(url, headers=headers, auth=auth, timeout=timeout), **options))
-    except RPCError as exc:
-        # spec basic/transports "Backwards Compatibility": a POST of initialize
-        # refused with 400/404/405 means an old HTTP+SSE server may be there.
-        if not isinstance(exc.data, dict) or exc.data.get("httpStatus") not in (400, 404, 405):
-            raise
-        log.info("%s refused Streamable HTTP (%s); trying the 2024-11-05 HTTP+SSE transport", url, exc)
-    return _start(Client(SSETransport(url, headers=headers, auth=auth, timeout=timeout), **options))

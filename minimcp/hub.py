@@ -15,7 +15,8 @@ import re
 from collections import Counter
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .client import Client, connect
+from .client import Client
+from .targets import connect
 from .config import PathLike, parse_entry
 from .errors import MCPError, RPCError
 from .jsonrpc import INVALID_PARAMS

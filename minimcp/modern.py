@@ -233,8 +233,8 @@ _FILTERS = {"toolsListChanged": "notifications/tools/list_changed",
 class Subscription:
     """One open ``subscriptions/listen`` request: where and what to send."""
 
-    def __init__(self, session: Any, request_id: Any, filters: dict) -> None:
-        self.session, self.request_id, self.filters = session, request_id, filters
+    def __init__(self, ctx: Any, filters: dict) -> None:
+        self.ctx, self.session, self.request_id, self.filters = ctx, ctx.session, ctx.request_id, filters
 
     def wants(self, method: str, uri: Optional[str] = None) -> bool:
         """True if this listener asked for ``method`` (about ``uri``)."""
@@ -244,6 +244,8 @@ class Subscription:
 
     def send(self, method: str, params: Optional[dict] = None) -> None:
         """Send one notification on this listen stream, tagged with its subscription id."""
+        if self.ctx.is_cancelled:  # spec: nothing more for a cancelled request
+            return
         tagged = dict(params or {})
         tagged["_meta"] = {SUBSCRIPTION_KEY: self.request_id}
         try:
@@ -261,7 +263,7 @@ def listen(connection: Any, params: dict, ctx: Any) -> dict:
     """
     requested = params.get("notifications") or {}
     honoured = {k: v for k, v in requested.items() if k in _FILTERS or k == "resourceSubscriptions"}
-    subscription = Subscription(connection.session, ctx.request_id, honoured)
+    subscription = Subscription(ctx, honoured)
     server = connection.server
     server.subscriptions.add(subscription)
     try:

@@ -19,7 +19,8 @@ import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 from .logs import get_logger
-from .connection import Context, LogBridge, ServerConnection
+from .connection import Context, ServerConnection
+from .logbridge import LogBridge
 from .errors import RPCError
 from .jsonrpc import INVALID_PARAMS
 from .modern import StateSigner

@@ -42,7 +42,8 @@ from .logs import get_logger
 from . import jsonrpc
 from .errors import ConnectionClosed, RPCError, Timeout
 from .jsonrpc import ErrorResponse, Malformed, Notification, Request, Response
-from .threads import WorkerPool, join, start_thread
+from .context import RequestContext
+from .threads import Readers, WorkerPool, join, start_thread
 from .transports import Failed
 
 log = get_logger(__name__)
@@ -52,70 +53,6 @@ log = get_logger(__name__)
 Handler = Callable[[dict, "RequestContext"], Any]
 ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
 
-_event_lock = threading.Lock()
-
-
-class RequestContext:
-    """What a request handler knows about the request it is answering.
-
-    Attributes:
-        session: the :class:`Session` the request came in on.
-        request_id: the JSON-RPC id of the request.
-        method: the request's method name.
-        params: the request's params (``{}`` when it had none).
-        progress_token: ``params._meta.progressToken``, or ``None`` when the
-            caller did not ask for progress.
-    """
-
-    __slots__ = ("session", "request_id", "method", "params", "progress_token", "_cancelled")
-
-    def __init__(self, session: "Session", request: Request) -> None:
-        self.session = session
-        self.request_id = request.id
-        self.method = request.method
-        self.params = params = request.params or {}
-        meta = params.get("_meta")
-        self.progress_token = meta.get("progressToken") if type(meta) is dict else None
-        self._cancelled: Optional[threading.Event] = None  # made on first use: most requests never need it
-
-    @property
-    def cancelled(self) -> threading.Event:
-        """An Event set when the peer cancels this request or the connection ends.
-
-        A long-running handler should check ``ctx.cancelled.is_set()`` (or
-        wait on it) and stop early; its answer is dropped either way.
-        """
-        event = self._cancelled
-        if event is None:
-            with _event_lock:
-                if self._cancelled is None:
-                    self._cancelled = threading.Event()
-                event = self._cancelled
-        return event
-
-    @property
-    def is_cancelled(self) -> bool:
-        """True once the request was cancelled (cheaper than ``cancelled.is_set()``)."""
-        return self._cancelled is not None and self._cancelled.is_set()
-
-    def report_progress(self, progress: float, total: Optional[float] = None,
-                        message: Optional[str] = None) -> None:
-        """Send ``notifications/progress`` for this request, if the caller asked for it.
-
-        ``progress`` must grow with every call (spec basic/utilities/progress).
-        Does nothing when the request carried no ``progressToken``.
-        """
-        if self.progress_token is None or self.is_cancelled:
-            return
-        params: Dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}
-        if total is not None:
-            params["total"] = total
-        if message is not None:
-            params["message"] = message
-        self.session.notify("notifications/progress", params, related_to=self.request_id)
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} id={self.request_id!r} method={self.method!r}>"
 
 
 _futures: Any = None  # concurrent.futures, once an outgoing request needs it
@@ -222,7 +159,7 @@ class Session:
         self._notes: "Optional[queue.SimpleQueue]" = None
         self._dispatcher: Optional[threading.Thread] = None
         self._reader: Optional[threading.Thread] = None
-        self._readers: Optional[_Readers] = None  # serve_forever's threads
+        self._readers: Optional[Readers] = None  # serve_forever's threads
         self._close_error: Optional[ConnectionClosed] = None
         self._closing = False
         self._closed = threading.Event()
@@ -243,10 +180,10 @@ class Session:
 
         Then wait up to ``grace`` seconds for handlers still running, cancel
         the rest, and close. Like ``socketserver``'s loop, it must not be
-        called from one of the session's own handlers. See :class:`_Readers`
+        called from one of the session's own handlers. See :class:`~minimcp.threads.Readers`
         for how the reading and the handling share the threads.
         """
-        self._readers = _Readers(self)
+        self._readers = Readers(self)
         error = self._readers.run()
         self._connection_lost(error)
         self.close(grace)
@@ -661,82 +598,3 @@ class Session:
         if self._readers is not None:
             self._readers.join()
 
-
-class _Readers:
-    """``serve_forever``'s threads: leader/follower, so no request waits for a thread to wake.
-
-    One thread at a time (the leader) holds the read lock and reads. A
-    response or notification it reads, it handles itself (quickly, in order).
-    A request: it first makes sure another thread is waiting to read (starting
-    one if none is), lets go of the read lock, and runs the handler itself, so
-    the answer is not delayed by a hand-off; meanwhile the next thread reads,
-    and a slow handler never stops the reading. At ``max_workers`` busy
-    threads, requests go to the worker pool instead and the leader reads on.
-    (Measured in benchmarks/stdio.py: the hand-off to a pool thread was the
-    largest cost of a sequential call.)
-    """
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
-        self.read_lock = threading.Lock()
-        self.state = threading.Lock()
-        self.waiting = 0  # threads waiting for the read lock
-        self.threads: list = []
-        self.eof = False
-        self.error: Optional[ConnectionClosed] = None
-
-    def run(self) -> Optional[ConnectionClosed]:
-        """Take turns reading and handling until the stream ends; return why it ended."""
-        session = self.session
-        read, state, read_lock = session.transport.read, self.state, self.read_lock
-        while True:
-            with state:
-                self.waiting += 1
-            read_lock.acquire()
-            with state:
-                self.waiting -= 1
-            if self.eof:
-                read_lock.release()
-                return self.error
-            try:
-                message = read()
-            except Exception as exc:  # a transport failing is the end of the stream
-                log.debug("%s: reader stopped: %r", session.name, exc)
-                self.error, message = ConnectionClosed(f"the connection failed: {exc}"), None
-            if message is None:
-                self.eof = True
-                read_lock.release()
-                return self.error
-            if type(message) is not Request:
-                try:
-                    session._receive(message)
-                finally:
-                    read_lock.release()
-                continue
-            if session.trace:
-                session._trace("←", message)
-            try:
-                job = session._accept(message)
-            except BaseException:
-                read_lock.release()
-                raise
-            if job is None:
-                read_lock.release()
-                continue
-            with state:
-                handle_here = self.waiting > 0  # someone reads next: handle this one here
-                if not handle_here and len(self.threads) < session._workers.max_workers:
-                    self.threads.append(start_thread(self.run, "handler"))
-                    handle_here = True
-            if not handle_here:  # every thread is busy: queue it, keep reading
-                session._workers.submit(session._run_handler, *job)
-                read_lock.release()
-                continue
-            read_lock.release()
-            session._run_handler(*job)
-
-    def join(self) -> None:
-        """Join the helper threads (after end of stream they leave at once; a stream closed
-        under a blocked read, as on Ctrl-C, may leave one stuck in it: it is a daemon)."""
-        for thread in list(self.threads):
-            join(thread, 5.0 if self.eof else 0.1)

@@ -11,6 +11,8 @@ import threading
 import time
 from typing import Any, Callable, Optional
 
+from .errors import ConnectionClosed
+from .jsonrpc import Request
 from .logs import get_logger
 
 log = get_logger(__name__)
@@ -90,3 +92,83 @@ class WorkerPool:
         deadline = time.monotonic() + timeout
         for thread in threads:
             join(thread, max(0.0, deadline - time.monotonic()))
+
+
+class Readers:
+    """``serve_forever``'s threads: leader/follower, so no request waits for a thread to wake.
+
+    One thread at a time (the leader) holds the read lock and reads. A
+    response or notification it reads, it handles itself (quickly, in order).
+    A request: it first makes sure another thread is waiting to read (starting
+    one if none is), lets go of the read lock, and runs the handler itself, so
+    the answer is not delayed by a hand-off; meanwhile the next thread reads,
+    and a slow handler never stops the reading. At ``max_workers`` busy
+    threads, requests go to the worker pool instead and the leader reads on.
+    (Measured in benchmarks/stdio.py: the hand-off to a pool thread was the
+    largest cost of a sequential call.)
+    """
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.read_lock = threading.Lock()
+        self.state = threading.Lock()
+        self.waiting = 0  # threads waiting for the read lock
+        self.threads: list = []
+        self.eof = False
+        self.error: Optional[ConnectionClosed] = None
+
+    def run(self) -> Optional[ConnectionClosed]:
+        """Take turns reading and handling until the stream ends; return why it ended."""
+        session = self.session
+        read, state, read_lock = session.transport.read, self.state, self.read_lock
+        while True:
+            with state:
+                self.waiting += 1
+            read_lock.acquire()
+            with state:
+                self.waiting -= 1
+            if self.eof:
+                read_lock.release()
+                return self.error
+            try:
+                message = read()
+            except Exception as exc:  # a transport failing is the end of the stream
+                log.debug("%s: reader stopped: %r", session.name, exc)
+                self.error, message = ConnectionClosed(f"the connection failed: {exc}"), None
+            if message is None:
+                self.eof = True
+                read_lock.release()
+                return self.error
+            if type(message) is not Request:
+                try:
+                    session._receive(message)
+                finally:
+                    read_lock.release()
+                continue
+            if session.trace:
+                session._trace("←", message)
+            try:
+                job = session._accept(message)
+            except BaseException:
+                read_lock.release()
+                raise
+            if job is None:
+                read_lock.release()
+                continue
+            with state:
+                handle_here = self.waiting > 0  # someone reads next: handle this one here
+                if not handle_here and len(self.threads) < session._workers.max_workers:
+                    self.threads.append(start_thread(self.run, "handler"))
+                    handle_here = True
+            if not handle_here:  # every thread is busy: queue it, keep reading
+                session._workers.submit(session._run_handler, *job)
+                read_lock.release()
+                continue
+            read_lock.release()
+            session._run_handler(*job)
+
+    def join(self) -> None:
+        """Join the helper threads (after end of stream they leave at once; a stream closed
+        under a blocked read, as on Ctrl-C, may leave one stuck in it: it is a daemon)."""
+        for thread in list(self.threads):
+            join(thread, 5.0 if self.eof else 0.1)

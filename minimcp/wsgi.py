@@ -38,10 +38,9 @@ from .logs import get_logger
 from . import jsonrpc, modern
 from .connection import ServerConnection
 from .errors import MCPError, RPCError
-from .jsonrpc import ErrorResponse, Malformed, Request, Response
-from .sse import EventStore, MemoryEventStore, OutStream, format_event
+from .jsonrpc import ErrorResponse, Malformed, Request
+from .sse import EventStore, HTTPSessionTransport, LegacyTransport, MemoryEventStore, OutStream, format_event
 from .threads import WorkerPool
-from .transports import Transport
 from .versions import LEGACY_VERSIONS
 
 log = get_logger(__name__)
@@ -92,84 +91,6 @@ class _HTTPError(Exception):
                  headers: Optional[List[Tuple[str, str]]] = None) -> None:
         super().__init__(message)
         self.status, self.code, self.headers = status, code, headers or []
-
-
-class HTTPSessionTransport(Transport):
-    """The server end of one HTTP session: sends each outgoing message to the right stream.
-
-    Messages come in through POSTs (``Session.receive``), so ``read()`` is
-    never used. A response goes to the stream of the POST that asked; a
-    message ``related_to`` a request goes there too; the rest go to the
-    standalone GET stream.
-    """
-
-    def __init__(self, store: EventStore, standalone: bool = True) -> None:
-        self.store = store
-        self.streams: Dict[Any, OutStream] = {}
-        self.by_stream_id: Dict[str, OutStream] = {}
-        self.standalone: Optional[OutStream] = OutStream(store) if standalone else None
-        self.standalone_attached = False
-        # The first GET gets what was sent before it came (the client opens it
-        # right after initialize, but a notification may be quicker).
-        self.standalone_start = store.store(self.standalone.id, "") if self.standalone else None
-        self._lock = threading.Lock()
-
-    def read(self) -> None:
-        """Never called: messages arrive by POST."""
-        return None
-
-    def open_stream(self, request_ids: set) -> OutStream:
-        """Register the stream that will carry the answers to these requests."""
-        stream = OutStream(self.store, request_ids)
-        with self._lock:
-            for request_id in request_ids:
-                self.streams[request_id] = stream
-            self.by_stream_id[stream.id] = stream
-            while len(self.by_stream_id) > 1000:  # keep recent streams resumable, not all forever
-                self.by_stream_id.pop(next(iter(self.by_stream_id)))
-        return stream
-
-    def write(self, message: Any, related_to: Any = None) -> None:
-        """Route one outgoing message to its stream (dropped if there is none)."""
-        text = jsonrpc.dumps(message)
-        kind = type(message)
-        with self._lock:
-            if kind is Response or kind is ErrorResponse:
-                stream = self.streams.pop(message.id, None)
-            else:
-                stream = self.streams.get(related_to) if related_to is not None else None
-                stream = stream or self.standalone
-        if stream is None:
-            log.debug("no stream for %s; dropped", text[:200])
-        elif kind is Response or kind is ErrorResponse:
-            stream.push(text, message.id)
-        else:
-            stream.push(text)
-
-    def discard(self, request_id: Any) -> None:
-        """The request was cancelled: end its stream, nothing more will come."""
-        with self._lock:
-            stream = self.streams.pop(request_id, None)
-        if stream is not None:
-            stream.abandon()
-
-    def close_stream(self, request_id: Any) -> None:
-        """End the HTTP response of the stream carrying ``request_id`` (the client resumes)."""
-        with self._lock:
-            stream = self.streams.get(request_id)
-        if stream is not None:
-            stream.close_by_server()
-
-    def close(self) -> None:
-        """End every stream: nothing more will be sent."""
-        with self._lock:
-            streams = set(self.streams.values()) | set(self.by_stream_id.values())
-            if self.standalone is not None:
-                streams.add(self.standalone)
-            self.streams = {}
-        for stream in streams:
-            stream.abandon()
-            self.store.forget(stream.id)
 
 
 class MCPApp:
@@ -524,7 +445,7 @@ class MCPApp:
     def _legacy_stream(self, environ: dict, principal: Any, start_response: Callable) -> Any:
         session_id = secrets.token_hex(16)
         connection = self.server.register(ServerConnection(
-            self.server, _LegacyTransport(), self.server.trace, workers=self.workers, principal=principal))
+            self.server, LegacyTransport(), self.server.trace, workers=self.workers, principal=principal))
         with self._lock:
             self.sessions["sse:" + session_id] = connection
         start_response(_STATUS[200], SSE_HEADERS)
@@ -533,7 +454,7 @@ class MCPApp:
     def _legacy_body(self, session_id: str, connection: ServerConnection, prefix: str) -> Iterable[bytes]:
         # spec 2024-11-05 basic/transports: the first event names the POST endpoint
         # (relative, so the client cannot be sent to another origin).
-        transport: _LegacyTransport = connection.session.transport
+        transport: LegacyTransport = connection.session.transport
         try:
             yield format_event(f"{prefix}{self.messages_path}?session_id={session_id}", event="endpoint")
             yield from transport.events()
@@ -573,31 +494,3 @@ def _modern_status(text: str) -> int:
                 jsonrpc.UNSUPPORTED_PROTOCOL_VERSION):
         return 400
     return 200
-
-
-class _LegacyTransport(Transport):
-    """The server end of a 2024-11-05 HTTP+SSE connection: every message goes down the GET stream."""
-
-    def __init__(self) -> None:
-        self._stream = OutStream(MemoryEventStore(max_events=1000, max_streams=1))
-        # Marked now: the client may POST (and be answered) before the GET body starts.
-        self._start = self._stream.store.store(self._stream.id, "")
-
-    def read(self) -> None:
-        """Never called: messages arrive by POST."""
-        return None
-
-    def write(self, message: Any, related_to: Any = None) -> None:
-        """Queue one message for the stream."""
-        self._stream.push(jsonrpc.dumps(message))
-
-    def events(self) -> Iterable[bytes]:
-        """The stream's SSE bytes, live (no ids: 2024-11-05 has no resumption)."""
-        for chunk in self._stream.events(after=self._start):
-            if chunk.startswith(b"id: "):
-                chunk = chunk.split(b"\n", 1)[1]
-            yield chunk
-
-    def close(self) -> None:
-        """End the stream."""
-        self._stream.abandon()

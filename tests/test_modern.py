@@ -418,3 +418,48 @@ def test_legacy_and_modern_clients_on_one_http_server(http):
         for t in threads:
             t.join(10)
         assert results == ["zone=z"] * 20
+
+
+# -- regressions found by the official conformance suite -----------------------------------------
+
+
+def test_junk_after_the_state_padding_is_a_tamper(raw):
+    """base64 decoders that stop at '=' must not let "state + junk" verify (SEP-2322 tampered state)."""
+    state = call(raw, "tools/call", {"name": "greet"})["requestState"]
+    answers = {"user_name": {"action": "accept", "content": {"name": "Eve"}}}
+    with pytest.raises(minimcp.RPCError, match="altered"):
+        call(raw, "tools/call", {"name": "greet", "inputResponses": answers, "requestState": state + "-TAMPERED"})
+
+
+def test_a_malformed_input_response_is_asked_for_again(raw):
+    """spec 2026-07-28 MRTR: servers SHOULD validate input responses (here: ask again)."""
+    first = call(raw, "tools/call", {"name": "greet"})
+    again = call(raw, "tools/call", {"name": "greet", "inputResponses": {"user_name": 12345},
+                                     "requestState": first["requestState"]})
+    assert again["resultType"] == "input_required" and "user_name" in again["inputRequests"]
+
+
+def test_http_missing_meta_is_32602_with_the_request_id(http):
+    body = {"jsonrpc": "2.0", "id": 101, "method": "server/discover", "params": {}}
+    response = post(http, body)
+    assert response.status_code == 400
+    assert response.json()["id"] == 101 and response.json()["error"]["code"] == -32602
+
+
+def test_the_client_retries_discover_when_told_the_version_is_supported():
+    attempts = []
+
+    def discover(params, ctx):
+        attempts.append(params)
+        if len(attempts) == 1:
+            raise minimcp.RPCError(-32022, "try again", {"supported": ["2026-07-28"], "requested": "x"})
+        return {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}
+
+    client_end, fake = fake_server({"server/discover": discover, "tools/list": lambda p, c: TOOLS})
+    client = minimcp.Client(client_end, timeout=5)
+    try:
+        client.initialize()
+        assert client.protocol_version == "2026-07-28" and len(attempts) == 2
+    finally:
+        client.close()
+        fake.close()

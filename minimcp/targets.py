@@ -1,0 +1,126 @@
+"""``connect()``: from a target (a command, a URL, a config name, "memory") to a ready Client.
+
+Like requests' adapters chosen by URL prefix: the target picks the transport
+(stdio child process, Streamable HTTP falling back to HTTP+SSE, WebSocket,
+in-memory), then the handshake (or the 2026-07-28 probe) runs.
+"""
+
+from typing import Any, Callable, Dict, Optional, Sequence, Union
+
+from .client import Client
+from .errors import RPCError
+from .logs import get_logger
+
+log = get_logger(__name__)
+
+_URL_SCHEMES = ("http", "https", "ws", "wss")
+
+
+def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Optional[str] = None,
+            env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None,
+            on_stderr: Optional[Callable[[str], None]] = None, headers: Optional[Dict[str, str]] = None,
+            auth: Any = None, timeout: float = 60.0, client_info: Optional[dict] = None,
+            trace: Optional[bool] = None, **handlers: Any) -> Client:
+    """Connect to an MCP server, run the handshake, and return the :class:`Client`.
+
+    Example::
+
+        with minimcp.connect(["python", "server.py"]) as client:      # stdio
+            ...
+        with minimcp.connect("memory", server=my_server) as client:   # in-process
+            ...
+        with minimcp.connect("http://127.0.0.1:8000/mcp") as client:   # Streamable HTTP
+            ...
+        with minimcp.connect("filesystem", config=".mcp.json") as client:  # a host's mcpServers entry
+            ...
+
+    Args:
+        target: a command (list of strings) to start as a stdio server;
+            an ``http(s)://`` URL (Streamable HTTP, falling back to the
+            2024-11-05 HTTP+SSE transport; a URL ending in ``/sse`` picks that
+            directly); a ``ws(s)://`` URL (WebSocket, not in the MCP spec);
+            ``"memory"`` with ``server=``; or the name of a server in a host
+            config file (Claude Desktop, Claude Code, Cursor, VS Code).
+        server: the :class:`~minimcp.Server` to connect to in memory.
+        config: the host config file to find a named server in (default:
+            the usual places; see :mod:`minimcp.config`).
+        env: extra environment variables for a stdio server (merged over ours).
+        cwd: a stdio server's working directory.
+        on_stderr: ``callback(line)`` for a stdio server's stderr lines
+            (default: write them to our ``sys.stderr``).
+        headers: extra HTTP headers (say, ``Authorization``) for a URL target.
+        auth: a ``requests`` auth object for a URL target.
+        timeout: the default seconds each call waits, the handshake included.
+        client_info: ``{"name": ..., "version": ...}`` to introduce ourselves.
+        trace: print every message to stderr (also ``MINIMCP_TRACE=1``).
+        handlers: what answers the server: ``sampling_handler``,
+            ``elicitation_handler``, ``roots``, ``on_log`` ... (see :class:`Client`).
+
+    Raises:
+        FileNotFoundError: the server command does not exist.
+        ConnectionClosed: the server exited before the handshake finished
+            (the exception carries its exit code and last stderr lines).
+        ValueError: the target is not something minimcp can connect to.
+    """
+    if isinstance(target, str) and target != "memory" and target.split(":", 1)[0] not in _URL_SCHEMES:
+        from .config import find_server  # a host config entry, by name
+
+        entry = find_server(target, config)
+        if "command" not in entry:
+            target, headers = entry["url"], {**entry.get("headers", {}), **(headers or {})}
+            if entry.get("transport") == "sse" and not target.rstrip("/").endswith("/sse"):
+                return _connect_url(target, "sse", headers, auth, timeout, client_info, trace, handlers)
+        else:
+            target = entry["command"]
+            env = {**entry.get("env", {}), **(env or {})}
+            cwd = cwd or entry.get("cwd")
+    if isinstance(target, (list, tuple)):
+        from .transports.stdio import SubprocessTransport
+
+        transport: Any = SubprocessTransport(target, env=env, cwd=cwd, on_stderr=on_stderr)
+    elif target == "memory":
+        if server is None:
+            raise ValueError('connect("memory") needs server=the Server to talk to')
+        from .transports.memory import pair
+
+        transport, server_end = pair()
+        served = server.serve(server_end)
+        transport.on_close = served.session.close
+    else:
+        return _connect_url(target, None, headers, auth, timeout, client_info, trace, handlers)
+    return _start(Client(transport, timeout=timeout, client_info=client_info, trace=trace, **handlers))
+
+
+def _start(client: Client) -> Client:
+    """Run the handshake; on any failure close what was opened."""
+    try:
+        client.initialize()
+    except BaseException:
+        client.close()
+        raise
+    return client
+
+
+def _connect_url(url: str, kind: Optional[str], headers: Optional[Dict[str, str]], auth: Any, timeout: float,
+                 client_info: Optional[dict], trace: Optional[bool], handlers: Dict[str, Any]) -> Client:
+    scheme = url.split(":", 1)[0]
+    options: Dict[str, Any] = dict(timeout=timeout, client_info=client_info, trace=trace, **handlers)
+    if scheme in ("ws", "wss"):
+        from .transports.websocket import WebSocketTransport
+
+        return _start(Client(WebSocketTransport(url, headers=headers, timeout=timeout), **options))
+    from .transports.sse import SSETransport
+
+    if kind == "sse" or url.rstrip("/").endswith("/sse"):
+        return _start(Client(SSETransport(url, headers=headers, auth=auth, timeout=timeout), **options))
+    from .transports.http import StreamableHTTPTransport
+
+    try:
+        return _start(Client(StreamableHTTPTransport(url, headers=headers, auth=auth, timeout=timeout), **options))
+    except RPCError as exc:
+        # spec basic/transports "Backwards Compatibility": a POST of initialize
+        # refused with 400/404/405 means an old HTTP+SSE server may be there.
+        if not isinstance(exc.data, dict) or exc.data.get("httpStatus") not in (400, 404, 405):
+            raise
+        log.info("%s refused Streamable HTTP (%s); trying the 2024-11-05 HTTP+SSE transport", url, exc)
+    return _start(Client(SSETransport(url, headers=headers, auth=auth, timeout=timeout), **options))
