@@ -33,5 +33,18 @@ def get_forecast(city: str, days: int = 3) -> dict:
     return {"city": city, "days": [{"day": d + 1, "celsius": celsius + d, "sky": sky} for d in range(days)]}
 
 
+@server.resource("weather://{city}/current", mime_type="application/json")
+def current(city: str) -> dict:
+    """The current conditions in a city, as data."""
+    celsius, sky = FORECASTS.get(city.lower(), (22, "sunny"))
+    return {"city": city, "celsius": celsius, "sky": sky}
+
+
+@server.prompt()
+def forecast(city: str) -> str:
+    """Ask for a three-day forecast."""
+    return f"Give me a three day forecast for {city}."
+
+
 if __name__ == "__main__":
-    server.run()
+    server.run()                      # stdio; server.run("http", port=8000) for HTTP

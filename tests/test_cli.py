@@ -292,11 +292,11 @@ def test_resources_lists_resources_and_templates():
 
 
 def test_listing_what_a_server_does_not_offer_is_empty():
-    out = minimcp("resources", *WEATHER)
+    out = minimcp("resources", *TESTING)
     assert (out.returncode, out.stdout) == (0, "(no resources)\n(no templates)\n"), out.stderr
-    out = minimcp("prompts", "--json", *WEATHER)
+    out = minimcp("prompts", "--json", *TESTING)
     assert (out.returncode, json.loads(out.stdout)) == (0, {"prompts": []}), out.stderr
-    assert "'prompts' capability" in one_line_error(minimcp("prompt", "ask", *WEATHER), 1)
+    assert "'prompts' capability" in one_line_error(minimcp("prompt", "ask", *TESTING), 1)
 
 
 def test_read_prints_the_text():
