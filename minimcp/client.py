@@ -498,7 +498,7 @@ class Client:
     # -- the end ------------------------------------------------------------------------------
 
     def _forget(self, *methods: str) -> None:
-        for key in [k for k in self._cache if k[0] in methods]:
+        for key in [k for k in list(self._cache) if k[0] in methods]:  # list(): others write it
             self._cache.pop(key, None)
 
     # -- 2026-07-28 subscriptions ----------------------------------------------------------
@@ -527,6 +527,8 @@ class Client:
 
     def close(self) -> None:
         """Close the connection: a child server is shut down, every thread joined. Idempotent."""
-        if self._listener is not None:
-            self._listener.close()
-        self.session.close()
+        try:
+            if self._listener is not None:
+                self._listener.close()
+        finally:
+            self.session.close()

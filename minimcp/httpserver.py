@@ -81,7 +81,15 @@ class _Handler(BaseHTTPRequestHandler):
         if not key or self.headers.get("Sec-WebSocket-Version") != "13":
             self.send_error(400, "Bad Request: not a WebSocket version 13 handshake")
             return
-        if origin and urlsplit(origin).hostname not in ("localhost", "127.0.0.1", "::1"):
+        check = getattr(self.server.app, "check_request", None)  # the HTTP app's Host/Origin/auth rules
+        principal = None
+        if check is not None:
+            try:
+                principal = check({name.lower(): value for name, value in self.headers.items()})
+            except Exception as exc:
+                self.send_error(getattr(exc, "status", 403), str(exc))
+                return
+        elif origin and urlsplit(origin).hostname not in ("localhost", "127.0.0.1", "::1"):
             self.send_error(403, "Forbidden: origin not allowed")  # DNS rebinding, as for HTTP
             return
         offered = [p.strip() for p in self.headers.get("Sec-WebSocket-Protocol", "").split(",")]
@@ -91,7 +99,8 @@ class _Handler(BaseHTTPRequestHandler):
             head.append("Sec-WebSocket-Protocol: mcp")
         self.wfile.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
         self.close_connection = True
-        mcp_server.serve(WebSocketServerTransport(self.rfile, self.wfile), background=False)
+        self.connection.settimeout(None)  # the idle keep-alive timeout is for HTTP, not for a session
+        mcp_server.serve(WebSocketServerTransport(self.rfile, self.wfile), background=False, principal=principal)
 
     def _environ(self, body: _Body) -> Dict[str, Any]:
         path, _, query = self.path.partition("?")

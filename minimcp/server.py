@@ -410,14 +410,14 @@ class Server:
             if subscription.wants(method):
                 subscription.send(method)
 
-    def serve(self, transport: Any, *, background: bool = True) -> ServerConnection:
+    def serve(self, transport: Any, *, background: bool = True, principal: Any = None) -> ServerConnection:
         """Serve one connection over ``transport``.
 
         With ``background=True`` the session reads on its own thread and
         closes itself when the client goes away; otherwise this call reads on
         the calling thread until the stream ends.
         """
-        connection = self.register(ServerConnection(self, transport, self.trace))
+        connection = self.register(ServerConnection(self, transport, self.trace, principal=principal))
         if background:
             connection.session.close_on_eof = True
             connection.session.start()

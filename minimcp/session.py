@@ -506,11 +506,11 @@ class Session:
         and the peer is told (``notifications/cancelled``). Unknown ids are ignored."""
         with self._lock:
             pending = self._pending.get(request_id)
-        if pending is not None:
-            self._give_up(request_id, pending, reason)
+        if pending is not None and self._give_up(request_id, pending, reason):  # (unless answered meanwhile)
             pending.future.set_exception(ConnectionClosed(f"{pending.method} was cancelled: {reason}"))
 
-    def _give_up(self, request_id: int, pending: _Pending, reason: str) -> None:
+    def _give_up(self, request_id: int, pending: _Pending, reason: str) -> bool:
+        """Stop waiting for a request; tell the peer. False if its answer already came."""
         with self._lock:
             still_pending = self._pending.pop(request_id, None) is not None
         if still_pending:
@@ -522,6 +522,7 @@ class Session:
                 self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
             except ConnectionClosed:
                 pass
+        return still_pending
 
     def notify(self, method: str, params: Optional[dict] = None, related_to: Any = None) -> None:
         """Send a notification (``related_to``: as for :meth:`request`).

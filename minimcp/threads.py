@@ -135,6 +135,10 @@ class Readers:
             except Exception as exc:  # a transport failing is the end of the stream
                 log.debug("%s: reader stopped: %r", session.name, exc)
                 self.error, message = ConnectionClosed(f"the connection failed: {exc}"), None
+            except BaseException:  # Ctrl-C / SIGTERM: the others must not wait for the lock forever
+                self.eof = True
+                read_lock.release()
+                raise
             if message is None:
                 self.eof = True
                 read_lock.release()

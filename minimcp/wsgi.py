@@ -87,6 +87,8 @@ def _host_name(value: str) -> str:
 
 
 class _HTTPError(Exception):
+    """An HTTP-level refusal: status, JSON-RPC code, message, extra headers."""
+
     def __init__(self, status: int, message: str, code: int = jsonrpc.INVALID_REQUEST,
                  headers: Optional[List[Tuple[str, str]]] = None) -> None:
         super().__init__(message)
@@ -153,8 +155,7 @@ class MCPApp:
         """Serve one HTTP request."""
         try:
             headers = {k[5:].replace("_", "-").lower(): v for k, v in environ.items() if k.startswith("HTTP_")}
-            self._check_origin(headers)
-            principal = self._authenticate(headers)
+            principal = self.check_request(headers)
             path, method = environ.get("PATH_INFO", ""), environ["REQUEST_METHOD"]
             if path == self.path or path == self.path + "/":
                 handler = {"POST": self._post, "GET": self._get, "DELETE": self._delete}.get(method)
@@ -181,6 +182,12 @@ class MCPApp:
         headers = (JSON_HEADERS if body else []) + [("Content-Length", str(len(body)))] + (extra or [])
         start_response(_STATUS[status], headers)
         return [body]
+
+    def check_request(self, headers: Dict[str, str]) -> Any:
+        """Apply the Host, Origin and auth rules to a request's headers (lower-case names);
+        return the principal. Raises an error with a ``status`` (a WebSocket upgrade uses it)."""
+        self._check_origin(headers)
+        return self._authenticate(headers)
 
     def _check_origin(self, headers: Dict[str, str]) -> None:
         # spec basic/transports "Security Warning": validate Origin on every
@@ -334,9 +341,11 @@ class MCPApp:
                 return self._reply(start_response, 200, body, extra)
             if not self.json_response:
                 break
+            if stream.abandoned:  # cancelled, or the session ended: nothing will come
+                return self._reply(start_response, 202)
             with stream.cond:  # JSON forced: drop what is not a response, wait for the rest
                 stream.pending = [item for item in stream.pending if item[1]]
-                if not stream.done:
+                if not stream.done and not stream.abandoned:
                     stream.cond.wait()
         start = stream.switch_to_sse()
         start_response(_STATUS[200], SSE_HEADERS + extra)

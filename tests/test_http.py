@@ -431,3 +431,24 @@ def test_run_http_serves_until_sigterm_and_releases_the_port():
     with socket.socket() as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", port))  # released
+
+
+def test_websocket_obeys_the_http_apps_auth():
+    server = make_server()
+    with BackgroundServer(server.wsgi_app(auth=bearer_token_auth("s3cret")), websockets={"/ws": server}) as running:
+        url = running.url.replace("http://", "ws://") + "/ws"
+        with pytest.raises(minimcp.ConnectionClosed, match="401"):
+            minimcp.connect(url)
+        with minimcp.connect(url, headers={"Authorization": "Bearer s3cret"}) as client:
+            assert client.call_tool("echo", {"text": "through"}).text == "through"
+
+
+def test_json_response_mode_answers_a_cancelled_call_instead_of_hanging():
+    server = make_server()
+    with BackgroundServer(server.wsgi_app(json_response=True)) as running:
+        with minimcp.connect(running.url + "/mcp", protocol="2025-11-25") as client:
+            started = time.monotonic()
+            with pytest.raises(minimcp.Timeout):
+                client.call_tool("hold", {"seconds": 30}, timeout=0.5)
+            assert client.call_tool("echo", {"text": "next"}).text == "next"
+            assert time.monotonic() - started < 10

@@ -45,8 +45,9 @@ def http_error(request_id: Any, response: "requests.Response") -> ErrorResponse:
     """
     code, message = HTTP_ERROR, f"HTTP {response.status_code} {response.reason}"
     try:
-        error = response.json().get("error") or {}
-        if isinstance(error.get("code"), int):
+        body = response.json()
+        error = body.get("error") if isinstance(body, dict) else None
+        if isinstance(error, dict) and isinstance(error.get("code"), int):
             code, message = error["code"], f"{message}: {error.get('message', '')}"
     except ValueError:
         if response.text:
@@ -130,9 +131,11 @@ class StreamableHTTPTransport(Transport):
     def _post_request(self, message: Any) -> None:
         try:
             self._send(message)
-        except ConnectionClosed as exc:
+        except Exception as exc:  # whatever went wrong, the request fails now, not at its timeout
+            error = exc if isinstance(exc, ConnectionClosed) else ConnectionClosed(
+                f"the request to {self.url} failed: {type(exc).__name__}: {exc}")
             for request_id in _request_ids(message):
-                self._inbox.put(Failed(request_id, exc))
+                self._inbox.put(Failed(request_id, error))
 
     def _send(self, message: Any) -> None:
         session_id = self.session_id
@@ -274,6 +277,7 @@ class StreamableHTTPTransport(Transport):
                 response.close()
                 return
             self._responses.add(response)
+            _no_read_timeout(response)
             thread = start_thread(lambda: self._read_stream(response, request_ids), "sse")
             self._readers.add(thread)
 
@@ -341,6 +345,15 @@ class StreamableHTTPTransport(Transport):
 
     def _listen(self) -> None:
         """The standalone GET stream: the server's requests and notifications outside any call."""
+        try:
+            self._listen_loop()
+        finally:
+            self._listening.set()
+            with self._lock:  # a renewed session (after a 404) may open a new one
+                if self._listener is threading.current_thread():
+                    self._listener = None
+
+    def _listen_loop(self) -> None:
         last_id, retry_ms = None, 1000
         for attempt in range(1000):
             extra = {"Accept": "text/event-stream"}
@@ -362,9 +375,18 @@ class StreamableHTTPTransport(Transport):
                     response.close()
                     return
                 self._responses.add(response)
+            _no_read_timeout(response)
             last_id, retry_ms = self._consume(response, set(), last_id, retry_ms)
             if self._stop.wait(retry_ms / 1000):
                 return
+
+
+def _no_read_timeout(response: "requests.Response") -> None:
+    """A stream may be quiet for long (a slow tool): the caller's timeout governs it, not ours."""
+    try:
+        response.raw._fp.fp.raw._sock.settimeout(None)
+    except (AttributeError, OSError):
+        pass
 
 
 def abort(response: "requests.Response") -> None:

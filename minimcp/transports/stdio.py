@@ -53,6 +53,7 @@ class StdioTransport(Transport):
         self._warned = False
         self._write_lock = threading.Lock()
         self._closed = False
+        self._stuck = False  # close() found a write blocked on a full pipe
         self._restore: Optional[Callable[[], None]] = None
 
     @classmethod
@@ -106,9 +107,16 @@ class StdioTransport(Transport):
             self._writer.write(data)
             self._writer.flush()
 
-    def close(self) -> None:
-        """Stop writing; a server's stdout is restored to what it was."""
-        with self._write_lock:
+    def close(self, timeout: Optional[float] = None) -> None:
+        """Stop writing; a server's stdout is restored to what it was.
+
+        ``timeout``: how long to wait for a write in progress (a peer that
+        stopped reading blocks it on a full pipe); past it, close anyway.
+        """
+        if not self._write_lock.acquire(timeout=-1 if timeout is None else timeout):
+            self._closed = self._stuck = True  # the stuck writer fails once the pipe breaks
+            return
+        try:
             if self._closed:
                 return
             self._closed = True
@@ -122,6 +130,8 @@ class StdioTransport(Transport):
                     self._writer.close()
                 except OSError:
                     pass
+        finally:
+            self._write_lock.release()
 
     def __repr__(self) -> str:
         return f"<StdioTransport {'closed' if self._closed else 'open'}>"
@@ -226,11 +236,12 @@ class SubprocessTransport(StdioTransport):
         if self._closing:
             return
         self._closing = True
-        super().close()
-        try:
-            self.process.stdin.close()  # type: ignore[union-attr]
-        except OSError:
-            pass
+        super().close(timeout=self.shutdown_timeout)  # a write stuck on a full pipe must not stop us
+        if not self._stuck:  # (closing stdin would wait for that write too: the reaping ends it)
+            try:
+                self.process.stdin.close()  # type: ignore[union-attr]
+            except OSError:
+                pass
         self._reap()
         self._stderr_thread.join(self.shutdown_timeout)
         try:
