@@ -187,6 +187,7 @@ class WSGIServer(socketserver.ThreadingMixIn, HTTPServer):
     daemon_threads = True
     block_on_close = False  # stop() joins the threads itself, with a deadline
     allow_reuse_address = True
+    request_queue_size = 128  # socketserver's 5 resets clients that connect together
 
     def __init__(self, address: Tuple[str, int], app: Callable, websockets: Optional[Dict[str, Any]] = None) -> None:
         self.app = app

@@ -84,6 +84,14 @@ class StreamableHTTPTransport(Transport):
         self.http.mount("https://", adapter)
         self.http.headers.update(headers or {})
         self.http.auth = auth
+        # Read the proxy / CA-bundle / netrc settings from the environment once:
+        # requests would scan os.environ on every call (~a third of a call's cost).
+        settings = self.http.merge_environment_settings(url, {}, None, None, None)
+        self.http.proxies.update(settings.get("proxies") or {})
+        self.http.verify = settings.get("verify", True)
+        if auth is None:
+            self.http.auth = requests.utils.get_netrc_auth(url)
+        self.http.trust_env = False
         #: Set from the server's answer to initialize.
         self.session_id: Optional[str] = None
         self.protocol_version: Optional[str] = None
@@ -271,15 +279,21 @@ class StreamableHTTPTransport(Transport):
 
     # -- SSE streams ---------------------------------------------------------------------------
 
-    def _read_in_background(self, response: "requests.Response", request_ids: Set[Any]) -> None:
+    def _track(self, response: "requests.Response") -> bool:
+        """Remember a streaming response, so close() can abort it; False (and closed) once we are closed."""
         with self._lock:
             if self._closed:
                 response.close()
-                return
+                return False
             self._responses.add(response)
-            _no_read_timeout(response)
+        _no_read_timeout(response)
+        return True
+
+    def _read_in_background(self, response: "requests.Response", request_ids: Set[Any]) -> None:
+        if self._track(response):
             thread = start_thread(lambda: self._read_stream(response, request_ids), "sse")
-            self._readers.add(thread)
+            with self._lock:
+                self._readers.add(thread)
 
     def _read_stream(self, response: "requests.Response", waiting: Set[Any]) -> None:
         """Read one POST's stream to its end, resuming it if it breaks before the answers came."""
@@ -314,9 +328,7 @@ class StreamableHTTPTransport(Transport):
         if response.status_code != 200:
             response.close()
             return None
-        with self._lock:
-            self._responses.add(response)
-        return response
+        return response if self._track(response) else None
 
     def _consume(self, response: "requests.Response", waiting: Set[Any], last_id: Optional[str],
                  retry_ms: int) -> tuple:
@@ -370,12 +382,8 @@ class StreamableHTTPTransport(Transport):
                 log.debug("no GET stream (HTTP %s)", response.status_code)  # 405: the server offers none
                 response.close()
                 return
-            with self._lock:
-                if self._closed:
-                    response.close()
-                    return
-                self._responses.add(response)
-            _no_read_timeout(response)
+            if not self._track(response):
+                return
             last_id, retry_ms = self._consume(response, set(), last_id, retry_ms)
             if self._stop.wait(retry_ms / 1000):
                 return
