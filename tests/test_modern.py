@@ -13,7 +13,7 @@ import pytest
 import requests
 
 import minimcp
-from minimcp import Context, Server, jsonrpc
+from minimcp import Context, Server
 from minimcp.httpserver import BackgroundServer
 from minimcp.modern import StateSigner
 from minimcp.session import Session
