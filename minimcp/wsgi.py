@@ -31,6 +31,7 @@ error body saying what to fix.
 import json
 import secrets
 import threading
+import time
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 from urllib.parse import parse_qs, urlsplit
 
@@ -121,13 +122,16 @@ class MCPApp:
         max_workers: handler threads shared by all sessions.
         sse_after: seconds a handler may take before its answer switches from
             JSON to an SSE stream (so the client can time out or cancel).
+        session_ttl: seconds after which an idle session is ended (its client
+            gets 404 and starts a new one); ``None`` keeps sessions until DELETE.
     """
 
     def __init__(self, server: Any, path: str = "/mcp", *, stateless: bool = False, json_response: bool = False,
                  allowed_hosts: Optional[Iterable[str]] = None, allowed_origins: Iterable[str] = (),
                  auth: Optional[Callable[[Dict[str, str]], Any]] = None, max_body: int = 4 * 1024 * 1024,
                  event_store: Optional[EventStore] = None, retry_ms: int = 1000, sse_path: Optional[str] = "/sse",
-                 messages_path: str = "/messages/", max_workers: int = 64, sse_after: float = 0.1) -> None:
+                 messages_path: str = "/messages/", max_workers: int = 64, sse_after: float = 0.1,
+                 session_ttl: Optional[float] = 3600.0) -> None:
         self.server = server
         self.path = path
         self.stateless = stateless
@@ -141,6 +145,8 @@ class MCPApp:
         self.sse_path = sse_path
         self.messages_path = messages_path
         self.sse_after = sse_after
+        self.session_ttl = session_ttl
+        self._last_used: Dict[str, float] = {}
         self.workers = WorkerPool(max_workers)
         self.sessions: Dict[str, ServerConnection] = {}
         self._lock = threading.Lock()
@@ -301,20 +307,41 @@ class MCPApp:
                 connection.session.allow_batches = connection.protocol_version == "2025-03-26"
             return connection, None
         if initializing:
+            self._expire_idle()
             session_id = secrets.token_urlsafe(24)  # visible ASCII, cryptographically random
             connection = self.server.register(self._new_connection(principal, standalone=True))
             with self._lock:
                 self.sessions[session_id] = connection
+                self._last_used[session_id] = time.monotonic()
             return connection, session_id
         session_id = headers.get("mcp-session-id")
         if not session_id:
             raise _HTTPError(400, "Bad Request: Mcp-Session-Id header is required (send initialize first)")
         with self._lock:
             connection = self.sessions.get(session_id)
+            if connection is not None:
+                self._last_used[session_id] = time.monotonic()
         if connection is None:
             raise _HTTPError(404, "Session not found: it expired or was ended; send initialize again",
                              code=-32001)
         return connection, None
+
+    def _expire_idle(self) -> None:
+        """End sessions idle past ``session_ttl`` (a client that vanished without DELETE).
+
+        Idle means: no request for that long, none running, and no GET stream
+        open. Checked when a session starts, so the cost follows the traffic.
+        """
+        if self.session_ttl is None:
+            return
+        deadline = time.monotonic() - self.session_ttl
+        with self._lock:
+            idle = [sid for sid, used in self._last_used.items() if used <= deadline
+                    and not self.sessions[sid].session._in_flight
+                    and not self.sessions[sid].session.transport.standalone_attached]
+        for session_id in idle:
+            log.info("session %s idle for %.0fs: ended", session_id[:8], self.session_ttl)
+            self._forget(session_id)
 
     def _new_connection(self, principal: Any, standalone: bool) -> ServerConnection:
         transport = HTTPSessionTransport(self.store, standalone=standalone)
@@ -446,6 +473,7 @@ class MCPApp:
     def _forget(self, session_id: str) -> None:
         with self._lock:
             connection = self.sessions.pop(session_id, None)
+            self._last_used.pop(session_id, None)
         if connection is not None:
             connection.session.close()
 

@@ -451,3 +451,21 @@ def test_json_response_mode_answers_a_cancelled_call_instead_of_hanging():
                 client.call_tool("hold", {"seconds": 30}, timeout=0.5)
             assert client.call_tool("echo", {"text": "next"}).text == "next"
             assert time.monotonic() - started < 10
+
+
+def test_idle_sessions_end_and_their_clients_start_again():
+    """A client that vanished without DELETE does not keep its session forever (session_ttl)."""
+    server = make_server()
+    with BackgroundServer(server.wsgi_app(session_ttl=0)) as running:  # 0: idle at once
+        old = Raw(running.url)
+        assert old.post(call(1, "echo", {"text": "hi"})).status_code == 200
+        new = Raw(running.url)  # a new session sweeps the idle ones
+        assert old.post(call(2, "echo", {"text": "hi"})).status_code == 404
+        assert new.post(call(3, "echo", {"text": "hi"})).status_code == 200
+        old.close()
+        new.close()
+        with minimcp.connect(running.url + "/mcp", protocol="2025-11-25") as client:
+            session_id = client.session.transport.session_id
+            Raw(running.url).close()  # a sweep: but an open GET stream means the client is alive
+            assert client.call_tool("echo", {"text": "again"}).text == "again"
+            assert client.session.transport.session_id == session_id
