@@ -205,13 +205,22 @@ class Session:
         if self.close_on_eof:
             self.close(grace=2.0)
 
-    def receive(self, message: Any) -> None:
+    def receive(self, message: Any, inline: bool = False) -> None:
         """Take in one message that arrived some other way than ``transport.read()``.
 
         For transports that are pushed to rather than read from (an HTTP
         server gets each message in a POST): the caller's thread does what
-        the reader thread would, then returns at once.
+        the reader thread would, then returns at once. With ``inline``, a
+        request's handler runs on the caller's thread instead of the pool
+        (for handlers that cannot wait on the peer: no hand-off to pay).
         """
+        if inline and type(message) is Request:
+            if self.trace:
+                self._trace("←", message)
+            job = self._accept(message)
+            if job is not None:
+                self._run_handler(*job)
+            return
         self._receive(message)
 
     def _receive(self, message: Any) -> None:

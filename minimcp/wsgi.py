@@ -257,7 +257,7 @@ class MCPApp:
         transport: HTTPSessionTransport = connection.session.transport
         stream = transport.open_stream(requests)
         for message in messages:
-            connection.session.receive(message)
+            connection.session.receive(message, inline=self._inline(message))
         extra = []
         if new_session is not None:
             if connection.protocol_version is None:  # initialize failed: no session after all
@@ -289,8 +289,25 @@ class MCPApp:
             connection.session.close()
             return self._reply(start_response, 202)
         stream = connection.session.transport.open_stream({message.id})
-        connection.session.receive(message)
+        connection.session.receive(message, inline=self._inline(message))
         return self._answer(stream, connection, False, [], start_response, modern_request=message.id)
+
+    #: Methods whose handlers are minimcp's own quick code (no user code that could wait).
+    _QUICK = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list",
+                        "server/discover", "ping", "logging/setLevel"})
+
+    def _inline(self, message: Any) -> bool:
+        """Run this request on the HTTP thread? Yes when its handler cannot wait on the client or
+        be cancelled: our list methods, and tools with no ``ctx`` (they can ask the client nothing
+        and cannot see a cancel). It saves the hand-off to a worker, the largest per-request cost
+        (benchmarks/http.py); anything with a ``ctx`` keeps the worker, so its messages stream."""
+        method = getattr(message, "method", None)
+        if method in self._QUICK:
+            return True
+        if method == "tools/call":
+            tool = self.server.get_tool((message.params or {}).get("name") or "")
+            return tool is not None and tool.schema.context_param is None
+        return False
 
     def _connection_for(self, messages: list, headers: Dict[str, str], principal: Any) -> tuple:
         """The connection a POST belongs to, and the new session id if it starts one."""
