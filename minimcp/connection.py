@@ -304,47 +304,14 @@ class ServerConnection:
         self.session.inline_methods = {"initialize"}
 
     def handlers(self) -> Dict[str, Callable]:
-        """Every MCP request this connection answers (``ping`` is the session's own)."""
-        server = self.server
-        ready = self._ready
-        return {
-            "initialize": self.initialize,
-            "ping": self.ping,
-            "server/discover": ready(lambda params, ctx: modern.discover(self, params, ctx)),
-            "subscriptions/listen": ready(lambda params, ctx: modern.listen(self, params, ctx)),
-            "tools/list": ready(self._lister(server.tools, "tools")),
-            "tools/call": ready(self.call_tool),
-            "resources/list": ready(self._lister(server.resources, "resources")),
-            "resources/templates/list": ready(self._lister(server.resource_templates, "resourceTemplates")),
-            "resources/read": ready(self.read_resource),
-            "resources/subscribe": ready(self.subscribe),
-            "resources/unsubscribe": ready(self.unsubscribe),
-            "prompts/list": ready(self._lister(server.prompts, "prompts")),
-            "prompts/get": ready(self.get_prompt),
-            "completion/complete": ready(self.complete),
-            "logging/setLevel": ready(self.set_level),
-        }
+        """Every MCP request a connection answers (the table is built once, for all connections:
+        each handler finds its connection as ``ctx.session.owner``, so none holds a closure)."""
+        return _HANDLERS
 
     @property
     def version(self) -> str:
         """The negotiated protocol version (the newest, before the handshake)."""
         return self.protocol_version or PROTOCOL_VERSION
-
-    def _ready(self, handler: Callable) -> Callable:
-        """Guard a handler: a request with 2026-07-28 ``_meta`` is served on its own (stateless);
-        any other needs the handshake first (spec basic/lifecycle)."""
-
-        def guarded(params: dict, ctx: Context) -> Any:
-            if modern.VERSION_KEY in (params.get("_meta") or ()):
-                return modern.serve(self, handler, params, ctx)
-            if ctx.method in ("server/discover", "subscriptions/listen"):
-                raise RPCError(METHOD_NOT_FOUND, f"Method not found: {ctx.method} (2026-07-28 only)")
-            if self.protocol_version is None:
-                raise RPCError(INVALID_REQUEST, "Invalid Request: the session is not initialized; "
-                                                "send initialize first")
-            return handler(params, ctx)
-
-        return guarded
 
     def ping(self, params: dict, ctx: Context) -> dict:
         """Answer ``ping`` (spec basic/utilities/ping; gone in 2026-07-28)."""
@@ -371,17 +338,16 @@ class ServerConnection:
 
     # -- lists, with pagination -----------------------------------------------------
 
-    def _lister(self, items: Callable[[], list], key: str) -> Callable:
-        def list_items(params: dict, ctx: Context) -> dict:
-            version = ctx.protocol_version or PROTOCOL_VERSION
-            page, next_cursor = paginate([item.definition_for(version) for item in items()],
-                                         params.get("cursor"), self.server.page_size)
-            result: Dict[str, Any] = {key: page}
-            if next_cursor is not None:
-                result["nextCursor"] = next_cursor
-            return result
-
-        return list_items
+    def list_items(self, registry: str, key: str, params: dict, ctx: Context) -> dict:
+        """Answer a list method: one page of ``server.<registry>()`` as ``key``."""
+        version = ctx.protocol_version or PROTOCOL_VERSION
+        items = getattr(self.server, registry)()
+        page, next_cursor = paginate([item.definition_for(version) for item in items],
+                                     params.get("cursor"), self.server.page_size)
+        result: Dict[str, Any] = {key: page}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        return result
 
     # -- tools, resources, prompts, completion ----------------------------------------
 
@@ -518,6 +484,48 @@ class ServerConnection:
 
     def __repr__(self) -> str:
         return f"<ServerConnection {self.client_info.get('name')!r} version={self.protocol_version}>"
+
+
+def _ready(method: Callable) -> Callable:
+    """Guard a connection method: a request with 2026-07-28 ``_meta`` is served on its own
+    (stateless); any other needs the handshake first (spec basic/lifecycle)."""
+
+    def guarded(params: dict, ctx: Context) -> Any:
+        connection = ctx.session.owner
+        if modern.VERSION_KEY in (params.get("_meta") or ()):
+            return modern.serve(connection, lambda p, c: method(connection, p, c), params, ctx)
+        if ctx.method in ("server/discover", "subscriptions/listen"):
+            raise RPCError(METHOD_NOT_FOUND, f"Method not found: {ctx.method} (2026-07-28 only)")
+        if connection.protocol_version is None:
+            raise RPCError(INVALID_REQUEST, "Invalid Request: the session is not initialized; "
+                                            "send initialize first")
+        return method(connection, params, ctx)
+
+    return guarded
+
+
+def _lister(registry: str, key: str) -> Callable:
+    return _ready(lambda connection, params, ctx: connection.list_items(registry, key, params, ctx))
+
+
+#: The MCP method table: every request a server answers, and the code that answers it.
+_HANDLERS: Dict[str, Callable] = {
+    "initialize": lambda params, ctx: ctx.session.owner.initialize(params, ctx),
+    "ping": lambda params, ctx: ctx.session.owner.ping(params, ctx),
+    "server/discover": _ready(modern.discover),
+    "subscriptions/listen": _ready(modern.listen),
+    "tools/list": _lister("tools", "tools"),
+    "tools/call": _ready(ServerConnection.call_tool),
+    "resources/list": _lister("resources", "resources"),
+    "resources/templates/list": _lister("resource_templates", "resourceTemplates"),
+    "resources/read": _ready(ServerConnection.read_resource),
+    "resources/subscribe": _ready(ServerConnection.subscribe),
+    "resources/unsubscribe": _ready(ServerConnection.unsubscribe),
+    "prompts/list": _lister("prompts", "prompts"),
+    "prompts/get": _ready(ServerConnection.get_prompt),
+    "completion/complete": _ready(ServerConnection.complete),
+    "logging/setLevel": _ready(ServerConnection.set_level),
+}
 
 
 def paginate(items: list, cursor: Optional[str], page_size: Optional[int]) -> tuple:
