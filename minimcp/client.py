@@ -34,10 +34,6 @@ PROTOCOLS = ("auto", modern.MODERN_VERSION) + LEGACY_VERSIONS
 _LOG_LEVELS = {"debug": 10, "info": 20, "notice": 25, "warning": 30, "error": 40, "critical": 50,
                "alert": 50, "emergency": 50}
 
-#: The keyword arguments of Client (and connect) that handle what the server sends.
-HANDLERS = ("sampling_handler", "elicitation_handler", "roots", "on_log", "on_progress", "on_tools_changed",
-            "on_resources_changed", "on_prompts_changed", "on_resource_updated", "on_notification")
-
 
 def _file_uri(root: Any) -> dict:
     if isinstance(root, dict):

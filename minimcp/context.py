@@ -1,14 +1,20 @@
-"""What a request handler knows about the request it is answering.
+"""Requests in flight, both ways: what a handler knows about the request it answers, and
+what a caller waits on for the request it sent.
 
-:class:`RequestContext` is the engine-level part (id, params, cancellation,
-progress); the server's :class:`minimcp.Context` adds what the client
-negotiated and the requests a handler can make of it.
+:class:`RequestContext` is the engine-level part of an incoming request (id,
+params, cancellation, progress); the server's :class:`minimcp.Context` adds
+what the client negotiated and the requests a handler can make of it.
+``_Pending`` is an outgoing request: a ``concurrent.futures.Future`` and its
+progress callback.
 """
 
 import threading
-from typing import Any, Dict, Optional
+from typing import Any, Callable, Dict, Optional
 
 from .jsonrpc import Request
+
+#: ``callback(progress, total, message)`` for ``notifications/progress`` about a request.
+ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
 
 _event_lock = threading.Lock()
 
@@ -74,3 +80,29 @@ class RequestContext:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} id={self.request_id!r} method={self.method!r}>"
+
+
+_futures: Any = None  # concurrent.futures, once an outgoing request needs it
+
+
+def _futures_module() -> Any:
+    # Late: concurrent.futures imports logging, and a stdio server that never
+    # sends a request should not pay for either at start-up.
+    global _futures
+    if _futures is None:
+        import concurrent.futures
+
+        _futures = concurrent.futures
+    return _futures
+
+
+class _Pending:
+    """One outgoing request waiting for its answer: a ``concurrent.futures.Future``."""
+
+    __slots__ = ("method", "future", "on_progress", "last_progress")
+
+    def __init__(self, method: str, on_progress: Optional[ProgressCallback]) -> None:
+        self.method = method
+        self.future: Any = _futures_module().Future()
+        self.on_progress = on_progress
+        self.last_progress: Optional[float] = None

@@ -42,7 +42,7 @@ from .logs import get_logger
 from . import jsonrpc
 from .errors import ConnectionClosed, RPCError, Timeout
 from .jsonrpc import ErrorResponse, Malformed, Notification, Request, Response
-from .context import RequestContext
+from .context import ProgressCallback, RequestContext, _futures_module, _Pending  # noqa: F401 (re-exported)
 from .threads import Readers, WorkerPool, join, start_thread
 from .transports import Failed
 
@@ -51,34 +51,7 @@ log = get_logger(__name__)
 #: A request handler: gets the request's params (``{}`` when absent) and its
 #: context, returns the result dict or raises (``RPCError`` for a chosen code).
 Handler = Callable[[dict, "RequestContext"], Any]
-ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
 
-
-
-_futures: Any = None  # concurrent.futures, once an outgoing request needs it
-
-
-def _new_future() -> Any:
-    # Late: concurrent.futures imports logging, and a stdio server that never
-    # sends a request should not pay for either at start-up.
-    global _futures
-    if _futures is None:
-        import concurrent.futures
-
-        _futures = concurrent.futures
-    return _futures.Future()
-
-
-class _Pending:
-    """One outgoing request waiting for its answer: a ``concurrent.futures.Future``."""
-
-    __slots__ = ("method", "future", "on_progress", "last_progress")
-
-    def __init__(self, method: str, on_progress: Optional[ProgressCallback]) -> None:
-        self.method = method
-        self.future: Any = _new_future()
-        self.on_progress = on_progress
-        self.last_progress: Optional[float] = None
 
 
 class _Batch:
@@ -495,7 +468,7 @@ class Session:
         while True:
             try:
                 return future.result(max(0.0, deadline - time.monotonic()))
-            except _futures.TimeoutError:  # the builtin TimeoutError from Python 3.11
+            except _futures_module().TimeoutError:  # the builtin TimeoutError from Python 3.11
                 if max_timeout is None or pending.last_progress is None:
                     break
                 extended = min(pending.last_progress + timeout, started + max_timeout)

@@ -26,9 +26,10 @@ _FIELD_SINCE = {"annotations": "2025-03-26", "title": "2025-06-18", "outputSchem
                 "_meta": "2025-06-18", "icons": "2025-11-25", "execution": "2025-11-25"}
 
 
-def check_schema(value: Any, schema: dict, where: str) -> Optional[str]:
-    """Validate with the small validator when it understands ``schema``, else with jsonschema."""
-    return validate(value, schema, where) if is_simple(schema) else jsonschema_validate(value, schema, where)
+def checker(schema: dict) -> Callable[[Any, dict, str], Optional[str]]:
+    """The validator for ``schema``, chosen once: the small one when it understands every
+    keyword, else jsonschema (imported only then)."""
+    return validate if is_simple(schema) else jsonschema_validate
 
 
 class ServerTool:
@@ -65,7 +66,8 @@ class ServerTool:
             definition["_meta"] = meta
         self.definition = definition
         self._custom_input = input_schema is not None
-        self._output_simple = self.output_schema is not None and is_simple(self.output_schema)
+        self._check_input = checker(self.input_schema)
+        self._check_output = checker(self.output_schema) if self.output_schema is not None else None
 
     def definition_for(self, version: str) -> dict:
         """The definition without the fields ``version`` does not know (versions compare as dates)."""
@@ -75,7 +77,7 @@ class ServerTool:
 
     def _check_arguments(self, arguments: dict) -> Optional[str]:
         if self._custom_input:
-            return check_schema(arguments, self.input_schema, "arguments")
+            return self._check_input(arguments, self.input_schema, "arguments")
         return self.schema.validate(arguments)
 
     def call(self, arguments: dict, ctx: RequestContext, version: str = "2025-11-25") -> dict:
@@ -112,10 +114,8 @@ class ServerTool:
         except (TypeError, ValueError) as exc:
             log.error("tool %r returned a value that cannot be sent: %s", self.name, exc)
             return error_result(f"Error in tool {self.name!r}: {exc}")
-        if self.output_schema is not None and "structuredContent" in result:
-            structured = result["structuredContent"]
-            problem = (validate(structured, self.output_schema, "structuredContent") if self._output_simple
-                       else jsonschema_validate(structured, self.output_schema, "structuredContent"))
+        if self._check_output is not None and "structuredContent" in result:
+            problem = self._check_output(result["structuredContent"], self.output_schema, "structuredContent")
             if problem:
                 # spec 2025-06-18 server/tools: servers MUST provide structured
                 # results that conform to the schema. The author's bug: log it.
