@@ -31,24 +31,24 @@ __version__ = "0.1.0"
 
 from .errors import (CapabilityError, ConnectionClosed, MCPError, ProtocolError, RPCError,  # noqa: E402
                      Timeout, ToolError)
-from .content import Audio, EmbeddedResource, Image, Message, ResourceLink  # noqa: E402
-from .versions import PROTOCOL_VERSION  # noqa: E402
-from .server import Context, Server  # noqa: E402
+from .server.content import Audio, EmbeddedResource, Image, Message, ResourceLink  # noqa: E402
+from .protocol.versions import PROTOCOL_VERSION  # noqa: E402
+from .server.server import Context, Server  # noqa: E402
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .client import Client
-    from .targets import connect
+    from .client.client import Client
+    from .client.connect import connect
 
 
 def __getattr__(name: str) -> Any:
     # The client side loads on first use, so a stdio server starts without it
     # (start-up time is import time: see benchmarks/).
     if name == "Client":
-        from .client import Client
+        from .client.client import Client
 
         return Client
     if name == "connect":
-        from .targets import connect
+        from .client.connect import connect
 
         return connect
     raise AttributeError(f"module 'minimcp' has no attribute {name!r}")

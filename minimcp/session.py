@@ -39,10 +39,10 @@ import time
 from typing import Any, Callable, Dict, Optional
 
 from .logs import get_logger
-from . import jsonrpc
+from .protocol import jsonrpc
 from .errors import ConnectionClosed, RPCError, Timeout
-from .jsonrpc import ErrorResponse, Malformed, Notification, Request, Response
-from .context import ProgressCallback, RequestContext, _futures_module, _Pending  # noqa: F401 (re-exported)
+from .protocol.jsonrpc import ErrorResponse, Malformed, Notification, Request, Response
+from .inflight import ProgressCallback, RequestContext, _futures_module, _Pending  # noqa: F401 (re-exported)
 from .threads import Readers, WorkerPool, join, start_thread
 from .transports import Failed
 

@@ -12,7 +12,7 @@ import time
 from typing import Any, Callable, Optional
 
 from .errors import ConnectionClosed
-from .jsonrpc import Request
+from .protocol.jsonrpc import Request
 from .logs import get_logger
 
 log = get_logger(__name__)

@@ -14,9 +14,9 @@ import pytest
 
 from conftest import PY, ROOT, TESTING_SERVER, example
 from minimcp import cli
-from minimcp.config import ServerNotFound
+from minimcp.client.config import ServerNotFound
 from minimcp.errors import ConnectionClosed, RPCError, Timeout
-from minimcp.types import Tool
+from minimcp.client.results import Tool
 
 WEATHER = ["--", PY, example("weather_server.py")]
 KB = ["--", PY, example("knowledge_base.py")]

@@ -16,8 +16,8 @@ import requests
 
 import minimcp
 from minimcp import Context, Server
-from minimcp.httpserver import BackgroundServer
-from minimcp.wsgi import bearer_token_auth
+from minimcp.http.wsgiserver import BackgroundServer
+from minimcp.http.app import bearer_token_auth
 from conftest import PY, ROOT, example
 
 ACCEPT = "application/json, text/event-stream"
@@ -328,7 +328,7 @@ def test_our_websocket_client_against_the_websockets_package():
     from websockets.sync.server import serve
 
     from minimcp.transports import Transport
-    from minimcp import jsonrpc
+    from minimcp.protocol import jsonrpc
 
     class Bridge(Transport):  # our MCP server over their WebSocket connection
         def __init__(self, ws):

@@ -18,8 +18,8 @@ import json
 
 import pytest
 
-from minimcp import jsonrpc
-from minimcp.jsonrpc import ErrorResponse, Malformed, Notification, Request, Response, dumps, encode, parse
+from minimcp.protocol import jsonrpc
+from minimcp.protocol.jsonrpc import ErrorResponse, Malformed, Notification, Request, Response, dumps, encode, parse
 
 
 def wire(message):

@@ -14,8 +14,8 @@ import requests
 
 import minimcp
 from minimcp import Context, Server
-from minimcp.httpserver import BackgroundServer
-from minimcp.modern import StateSigner
+from minimcp.http.wsgiserver import BackgroundServer
+from minimcp.server.stateless import StateSigner
 from minimcp.session import Session
 from minimcp.transports import memory
 

@@ -1,4 +1,4 @@
-"""minimcp.schema and minimcp.content: from a Python function to a tool, and back.
+"""minimcp.server.schema and minimcp.server.content: from a Python function to a tool, and back.
 
 Read top to bottom this file documents:
 
@@ -25,9 +25,9 @@ from typing import Annotated, Any, Dict, List, Literal, Optional, Tuple, TypedDi
 
 import pytest
 
-from minimcp import jsonrpc
-from minimcp.content import Audio, Image, sniff_mime_type, tool_result
-from minimcp.schema import FunctionSchema, is_simple, jsonschema_validate, parse_docstring, validate
+from minimcp.protocol import jsonrpc
+from minimcp.server.content import Audio, Image, sniff_mime_type, tool_result
+from minimcp.server.schema import FunctionSchema, is_simple, jsonschema_validate, parse_docstring, validate
 
 
 # -- types used by the tests ------------------------------------------------------------

@@ -9,7 +9,7 @@ import pytest
 
 import minimcp
 from minimcp import CapabilityError, Context, ResourceLink, Server, Audio
-from minimcp.httpserver import BackgroundServer
+from minimcp.http.wsgiserver import BackgroundServer
 from conftest import PY, RawServer, example
 
 KB = example("knowledge_base.py")

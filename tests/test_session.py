@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from minimcp import jsonrpc
+from minimcp.protocol import jsonrpc
 from minimcp.errors import ConnectionClosed, RPCError, Timeout
 from minimcp.session import Session
 from minimcp.transports import memory

@@ -16,7 +16,7 @@ Only :class:`minimcp.session.Session` calls these. The modules here:
 
 from typing import Any, Optional
 
-from .. import jsonrpc
+from ..protocol import jsonrpc
 from ..errors import ConnectionClosed
 
 

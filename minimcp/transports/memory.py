@@ -10,7 +10,7 @@ the same way it would over stdio.
 import queue
 from typing import Callable, Optional, Tuple
 
-from .. import jsonrpc
+from ..protocol import jsonrpc
 from ..errors import ConnectionClosed
 from . import Transport
 

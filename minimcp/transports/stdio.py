@@ -22,7 +22,7 @@ import threading
 from typing import IO, Callable, Dict, Optional, Sequence
 
 from ..logs import get_logger
-from .. import jsonrpc
+from ..protocol import jsonrpc
 from ..errors import ConnectionClosed
 from . import Transport
 

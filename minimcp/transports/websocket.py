@@ -19,7 +19,7 @@ import threading
 from typing import Any, Dict, Optional
 
 from ..logs import get_logger
-from .. import jsonrpc
+from ..protocol import jsonrpc
 from ..errors import ConnectionClosed
 from . import Transport
 

@@ -20,8 +20,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any, Callable, Dict, List, Optional, Tuple
 from urllib.parse import urlsplit
 
-from .logs import get_logger
-from .threads import join, start_thread
+from ..logs import get_logger
+from ..threads import join, start_thread
 
 log = get_logger(__name__)
 
@@ -74,7 +74,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _websocket(self, mcp_server: Any) -> None:
         """Upgrade to a WebSocket (RFC 6455 §4.2) and serve MCP on it until the client leaves."""
-        from .transports.websocket import WebSocketServerTransport, accept_key
+        from ..transports.websocket import WebSocketServerTransport, accept_key
 
         key = self.headers.get("Sec-WebSocket-Key")
         origin = self.headers.get("Origin")

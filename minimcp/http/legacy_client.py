@@ -16,12 +16,12 @@ import requests
 import sseclient
 
 from ..logs import get_logger
-from .. import jsonrpc
+from ..protocol import jsonrpc
 from ..errors import ConnectionClosed
-from ..jsonrpc import Request
+from ..protocol.jsonrpc import Request
 from ..threads import join, start_thread
-from . import Transport
-from .http import abort, http_error
+from ..transports import Transport
+from .client import abort, http_error
 
 log = get_logger(__name__)
 

@@ -1,7 +1,7 @@
 """The server: register Python functions as tools, resources and prompts, and serve them.
 
 :class:`Server` is the registry (what the server offers, the same for every
-client). Each connection gets a :class:`~minimcp.connection.ServerConnection`
+client). Each connection gets a :class:`~minimcp.server.connection.ServerConnection`
 (what that client negotiated), which owns a :class:`~minimcp.session.Session`
 (the threads) and answers the MCP methods from its ``handlers()`` table.
 
@@ -10,7 +10,7 @@ served. What a client's negotiated version does not know is left out of
 what it is sent: tool/resource/prompt ``title``, ``icons``,
 ``outputSchema`` and ``annotations`` are dropped, a result's
 ``structuredContent`` too, and ``audio`` / ``resource_link`` content
-becomes a text block describing it (see :func:`minimcp.content.block_for_version`).
+becomes a text block describing it (see :func:`minimcp.server.content.block_for_version`).
 """
 
 import os
@@ -18,14 +18,14 @@ import signal
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
-from .logs import get_logger
+from ..logs import get_logger
 from .connection import Context, ServerConnection
 from .logbridge import LogBridge
-from .errors import RPCError
-from .jsonrpc import INVALID_PARAMS
-from .modern import StateSigner
+from ..errors import RPCError
+from ..protocol.jsonrpc import INVALID_PARAMS
+from .stateless import StateSigner
 from .tools import ServerTool
-from .versions import PROTOCOL_VERSION
+from ..protocol.versions import PROTOCOL_VERSION
 
 if TYPE_CHECKING:  # pragma: no cover - loaded when a resource or prompt is registered
     from .prompts import ServerPrompt
@@ -432,11 +432,11 @@ class Server:
 
             app = server.wsgi_app(stateless=True)   # gunicorn -k gthread -w 4 'module:app'
 
-        ``options`` are those of :class:`minimcp.wsgi.MCPApp` (``stateless``,
+        ``options`` are those of :class:`minimcp.http.app.MCPApp` (``stateless``,
         ``json_response``, ``allowed_hosts``, ``allowed_origins``, ``auth``,
         ``max_body``, ``event_store``, ``sse_path`` ...).
         """
-        from .wsgi import MCPApp  # late: a stdio server never loads the HTTP code
+        from ..http.app import MCPApp  # late: a stdio server never loads the HTTP code
 
         return MCPApp(self, path, **options)
 
@@ -456,7 +456,7 @@ class Server:
         standard transport); ``"websocket"`` serves only that, at ``/ws``.
         """
         if transport in ("http", "websocket"):
-            from .httpserver import serve
+            from ..http.wsgiserver import serve
 
             if transport == "websocket":
                 websocket_path = websocket_path or "/ws"
@@ -467,7 +467,7 @@ class Server:
             return
         if transport != "stdio":
             raise ValueError(f"unknown transport {transport!r}; use 'stdio', 'http' or 'websocket'")
-        from .transports.stdio import StdioTransport, watch_parent
+        from ..transports.stdio import StdioTransport, watch_parent
 
         in_main = threading.current_thread() is threading.main_thread()
         previous = signal.signal(signal.SIGTERM, _raise_interrupt) if in_main else None

@@ -11,7 +11,7 @@ progress callback.
 import threading
 from typing import Any, Callable, Dict, Optional
 
-from .jsonrpc import Request
+from .protocol.jsonrpc import Request
 
 #: ``callback(progress, total, message)`` for ``notifications/progress`` about a request.
 ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]

@@ -12,14 +12,14 @@ roots) that block only the handler's own worker thread.
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Union
 
-from .logs import get_logger
-from . import jsonrpc
-from . import modern
-from .errors import CapabilityError, RPCError
-from .jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
-from .modern import InputRequired, RequestMeta
-from .session import RequestContext, Session
-from .versions import LEGACY_VERSIONS, PROTOCOL_VERSION
+from ..logs import get_logger
+from ..protocol import jsonrpc
+from . import stateless as modern
+from ..errors import CapabilityError, RPCError
+from ..protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
+from .stateless import InputRequired, RequestMeta
+from ..session import RequestContext, Session
+from ..protocol.versions import LEGACY_VERSIONS, PROTOCOL_VERSION
 
 if TYPE_CHECKING:  # pragma: no cover
     from .server import Server

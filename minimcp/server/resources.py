@@ -22,10 +22,10 @@ import typing
 from typing import Any, Callable, Dict, List, Optional
 
 from .content import resource_contents
-from .errors import RPCError
+from ..errors import RPCError
 from .schema import _lazy_re
-from .jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND
-from .session import RequestContext
+from ..protocol.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND
+from ..session import RequestContext
 
 _VARIABLE = _lazy_re(r"\{(\+?)([A-Za-z_][A-Za-z0-9_]*)\}")
 #: The first protocol version that knows each resource field.

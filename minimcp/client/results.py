@@ -6,7 +6,7 @@ unknown fields, ``_meta``, fields from a newer protocol version.
 
 from typing import Any, List, Optional
 
-from .versions import LEGACY_VERSIONS, PROTOCOL_VERSION  # noqa: F401  (re-exported)
+from ..protocol.versions import LEGACY_VERSIONS, PROTOCOL_VERSION  # noqa: F401  (re-exported)
 
 
 class Tool:

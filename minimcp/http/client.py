@@ -24,11 +24,12 @@ import requests
 import sseclient
 
 from ..logs import get_logger
-from .. import jsonrpc, modern
+from ..protocol import jsonrpc
+from ..server import stateless as modern
 from ..errors import ConnectionClosed
-from ..jsonrpc import ErrorResponse, Request
+from ..protocol.jsonrpc import ErrorResponse, Request
 from ..threads import WorkerPool, join, start_thread
-from . import Failed, Transport
+from ..transports import Failed, Transport
 
 log = get_logger(__name__)
 

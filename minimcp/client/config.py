@@ -35,7 +35,7 @@ import re
 import sys
 from typing import Any, Callable, Dict, List, Optional, Union
 
-from .errors import MCPError
+from ..errors import MCPError
 
 PathLike = Union[str, "os.PathLike[str]"]
 

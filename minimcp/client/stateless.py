@@ -9,10 +9,10 @@ import threading
 import time
 from typing import Any, Optional
 
-from . import modern
-from .errors import MCPError, ProtocolError, RPCError, Timeout
-from .logs import get_logger
-from .session import ProgressCallback
+from ..server import stateless as modern
+from ..errors import MCPError, ProtocolError, RPCError, Timeout
+from ..logs import get_logger
+from ..session import ProgressCallback
 
 log = get_logger(__name__)
 
@@ -128,7 +128,7 @@ class Listener:
     """
 
     def __init__(self, client: Any, filters: dict, timeout: float = 10.0) -> None:
-        from .threads import start_thread
+        from ..threads import start_thread
 
         self.client, self.filters = client, filters
         self.acknowledged: Optional[dict] = None
@@ -153,7 +153,7 @@ class Listener:
         """End the listen request (``notifications/cancelled``, or closing its HTTP stream)."""
         self.ready.set()
         self.client.session.cancel(self.request_id, "the client stopped listening")
-        from .threads import join
+        from ..threads import join
 
         join(self._thread, 5.0)
 

@@ -20,10 +20,10 @@ import secrets
 import threading
 from typing import Any, Deque, Dict, Iterable, Iterator, List, Optional, Tuple
 
-from . import jsonrpc
-from .jsonrpc import ErrorResponse, Response
-from .logs import get_logger
-from .transports import Transport
+from ..protocol import jsonrpc
+from ..protocol.jsonrpc import ErrorResponse, Response
+from ..logs import get_logger
+from ..transports import Transport
 
 log = get_logger(__name__)
 

@@ -8,8 +8,8 @@ in-memory), then the handshake (or the 2026-07-28 probe) runs.
 from typing import Any, Callable, Dict, Optional, Sequence, Union
 
 from .client import Client
-from .errors import RPCError
-from .logs import get_logger
+from ..errors import RPCError
+from ..logs import get_logger
 
 log = get_logger(__name__)
 
@@ -43,7 +43,7 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Op
             config file (Claude Desktop, Claude Code, Cursor, VS Code).
         server: the :class:`~minimcp.Server` to connect to in memory.
         config: the host config file to find a named server in (default:
-            the usual places; see :mod:`minimcp.config`).
+            the usual places; see :mod:`minimcp.client.config`).
         env: extra environment variables for a stdio server (merged over ours).
         cwd: a stdio server's working directory.
         on_stderr: ``callback(line)`` for a stdio server's stderr lines
@@ -75,13 +75,13 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Op
             env = {**entry.get("env", {}), **(env or {})}
             cwd = cwd or entry.get("cwd")
     if isinstance(target, (list, tuple)):
-        from .transports.stdio import SubprocessTransport
+        from ..transports.stdio import SubprocessTransport
 
         transport: Any = SubprocessTransport(target, env=env, cwd=cwd, on_stderr=on_stderr)
     elif target == "memory":
         if server is None:
             raise ValueError('connect("memory") needs server=the Server to talk to')
-        from .transports.memory import pair
+        from ..transports.memory import pair
 
         transport, server_end = pair()
         served = server.serve(server_end)
@@ -106,14 +106,14 @@ def _connect_url(url: str, kind: Optional[str], headers: Optional[Dict[str, str]
     scheme = url.split(":", 1)[0]
     options: Dict[str, Any] = dict(timeout=timeout, client_info=client_info, trace=trace, **handlers)
     if scheme in ("ws", "wss"):
-        from .transports.websocket import WebSocketTransport
+        from ..transports.websocket import WebSocketTransport
 
         return _start(Client(WebSocketTransport(url, headers=headers, timeout=timeout), **options))
-    from .transports.sse import SSETransport
+    from ..http.legacy_client import SSETransport
 
     if kind == "sse" or url.rstrip("/").endswith("/sse"):
         return _start(Client(SSETransport(url, headers=headers, auth=auth, timeout=timeout), **options))
-    from .transports.http import StreamableHTTPTransport
+    from ..http.client import StreamableHTTPTransport
 
     try:
         return _start(Client(StreamableHTTPTransport(url, headers=headers, auth=auth, timeout=timeout), **options))

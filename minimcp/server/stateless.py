@@ -23,9 +23,9 @@ import os
 import time
 from typing import Any, Dict, Optional
 
-from .errors import RPCError
-from .jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION
-from .versions import LEGACY_VERSIONS
+from ..errors import RPCError
+from ..protocol.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION
+from ..protocol.versions import LEGACY_VERSIONS
 
 MODERN_VERSION = "2026-07-28"
 #: Newest first: what server/discover lists, and what -32022 says is supported.
@@ -182,7 +182,7 @@ def serve(connection: Any, handler: Any, params: dict, ctx: Any) -> dict:
             ``_meta`` or ``requestState``, -32022 for another version, -32021
             when the handler needs a capability the request did not declare.
     """
-    from .errors import CapabilityError  # (a cycle otherwise: errors is imported by everyone)
+    from ..errors import CapabilityError  # (a cycle otherwise: errors is imported by everyone)
 
     method = ctx.method
     if method in REMOVED_METHODS:

@@ -14,13 +14,14 @@ each run on a worker thread, never on the reader.
 import os
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
-from .logs import get_logger
-from . import __version__
-from . import client_modern, modern
-from .errors import CapabilityError, ProtocolError, RPCError
-from .jsonrpc import METHOD_NOT_FOUND
-from .session import ProgressCallback, Session
-from .types import (LEGACY_VERSIONS, PROTOCOL_VERSION, Completion, Prompt, PromptResult, Resource,
+from ..logs import get_logger
+from .. import __version__
+from . import stateless as client_modern
+from ..server import stateless as modern
+from ..errors import CapabilityError, ProtocolError, RPCError
+from ..protocol.jsonrpc import METHOD_NOT_FOUND
+from ..session import ProgressCallback, Session
+from .results import (LEGACY_VERSIONS, PROTOCOL_VERSION, Completion, Prompt, PromptResult, Resource,
                     ResourceResult, ResourceTemplate, Tool, ToolResult)
 
 log = get_logger(__name__)
@@ -178,8 +179,8 @@ class Client:
     def initialize(self, timeout: Optional[float] = None) -> dict:
         """Run the handshake (spec basic/lifecycle "Initialization") and return its result.
 
-        Offers :data:`~minimcp.types.PROTOCOL_VERSION` and accepts any version
-        in :data:`~minimcp.types.LEGACY_VERSIONS` that the server picks.
+        Offers :data:`~minimcp.protocol.versions.PROTOCOL_VERSION` and accepts any version
+        in :data:`~minimcp.protocol.versions.LEGACY_VERSIONS` that the server picks.
 
         Raises:
             ProtocolError: the server chose a version minimcp does not speak.

@@ -14,11 +14,11 @@ import typing
 from typing import Any, Callable, Dict, List, Optional
 
 from .content import Message, block_for_version
-from .errors import RPCError
-from .jsonrpc import INVALID_PARAMS
+from ..errors import RPCError
+from ..protocol.jsonrpc import INVALID_PARAMS
 from .resources import _CONVERT
 from .schema import parse_docstring
-from .session import RequestContext
+from ..session import RequestContext
 
 _FIELD_SINCE = {"title": "2025-06-18", "_meta": "2025-06-18", "icons": "2025-11-25"}
 

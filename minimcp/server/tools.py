@@ -12,12 +12,12 @@ the caller of ``call``).
 import sys
 from typing import Any, Callable, Dict, List, Optional
 
-from .logs import get_logger
+from ..logs import get_logger
 from .content import block_for_version, error_result, tool_result
-from .errors import CapabilityError, ToolError
-from .modern import InputRequired
+from ..errors import CapabilityError, ToolError
+from .stateless import InputRequired
 from .schema import FunctionSchema, is_simple, jsonschema_validate, validate
-from .session import RequestContext
+from ..session import RequestContext
 
 log = get_logger(__name__)
 

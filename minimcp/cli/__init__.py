@@ -33,12 +33,12 @@ import os
 import sys
 from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple
 
-from . import __version__
-from .client import Client
-from .targets import connect
-from .config import ServerNotFound
-from .errors import CapabilityError, ConnectionClosed, MCPError, ProtocolError, RPCError, Timeout
-from .cli_output import (  # noqa: F401  (signature and friends: tests reach them as cli.*)
+from .. import __version__
+from ..client.client import Client
+from ..client.connect import connect
+from ..client.config import ServerNotFound
+from ..errors import CapabilityError, ConnectionClosed, MCPError, ProtocolError, RPCError, Timeout
+from .output import (  # noqa: F401  (signature and friends: tests reach them as cli.*)
     ProgressBar, _describe_contents, _described, _dump, _emit, _indent, format_block, format_result, format_tool,
     render_progress, signature, type_name)
 

@@ -8,7 +8,7 @@ import json
 import threading
 from typing import Any, Optional, Sequence, TextIO, Tuple
 
-from .types import Tool
+from ..client.results import Tool
 
 
 def _emit(text: str = "") -> None:

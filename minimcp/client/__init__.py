@@ -1,0 +1,17 @@
+"""The client side: :func:`connect`, the :class:`Client` and what its calls return.
+
+- :mod:`~minimcp.client.connect`: ``connect(target)`` picks the transport;
+- :mod:`~minimcp.client.client`: :class:`Client`, one method per MCP call;
+- :mod:`~minimcp.client.stateless`: the 2026-07-28 client side;
+- :mod:`~minimcp.client.results`: the result types (``Tool``, ``ToolResult`` ...);
+- :mod:`~minimcp.client.config`: host config files (Claude Desktop, Cursor, VS Code ...);
+- :mod:`~minimcp.client.hub`: :class:`ToolHub`, many servers as one tool list;
+- :mod:`~minimcp.client.adapters`: tool lists and calls in the shapes LLM APIs use.
+"""
+
+from .client import Client
+from .connect import connect
+from .results import Completion, Prompt, PromptResult, Resource, ResourceResult, ResourceTemplate, Tool, ToolResult
+
+__all__ = ["connect", "Client", "Tool", "ToolResult", "Resource", "ResourceTemplate", "ResourceResult",
+           "Prompt", "PromptResult", "Completion"]

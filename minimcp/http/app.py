@@ -1,0 +1,551 @@
+"""Streamable HTTP, server side: a plain WSGI application.
+
+``server.wsgi_app()`` returns an :class:`MCPApp`; it runs on minimcp's
+built-in server (``server.run("http")``), gunicorn (``gthread`` workers),
+waitress, or anything else that speaks WSGI. spec basic/transports
+"Streamable HTTP" (2025-03-26 … 2025-11-25) and, mounted beside it, the
+2024-11-05 "HTTP with SSE" endpoints for old clients.
+
+One endpoint (``/mcp``):
+
+- ``POST`` carries one client message (or, under 2025-03-26, a batch).
+  Notifications and responses get ``202``. A request is answered with JSON
+  when its handler sends nothing before its result, else with an SSE stream
+  (progress, logs, the server's own requests, then the response).
+- ``GET`` opens the standalone SSE stream for messages that belong to no
+  request, or resumes a broken stream from ``Last-Event-ID``.
+- ``DELETE`` ends the session.
+
+Sessions: ``initialize`` mints a ``Mcp-Session-Id``; later requests must
+carry it (400 without, 404 for an unknown or ended one). Stateless mode
+keeps no sessions, for deployments behind a plain load balancer: each
+POST is served on its own, with the version from ``MCP-Protocol-Version``.
+
+Security defaults (spec "Security Warning"): a present ``Origin`` must be
+local (else 403), the ``Host`` must be local (else 421: DNS-rebinding
+protection), bodies are capped (413), and an ``auth`` hook may demand
+credentials (401 + ``WWW-Authenticate``). Every 4xx carries a JSON-RPC
+error body saying what to fix.
+"""
+
+import json
+import secrets
+import threading
+import time
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from urllib.parse import parse_qs, urlsplit
+
+from ..logs import get_logger
+from ..protocol import jsonrpc
+from ..server import stateless as modern
+from ..server.connection import ServerConnection
+from ..errors import MCPError, RPCError
+from ..protocol.jsonrpc import ErrorResponse, Malformed, Request
+from .streams import EventStore, HTTPSessionTransport, LegacyTransport, MemoryEventStore, OutStream, format_event
+from ..threads import WorkerPool
+from ..protocol.versions import LEGACY_VERSIONS
+
+log = get_logger(__name__)
+
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]", "::1")
+JSON_HEADERS = [("Content-Type", "application/json")]
+SSE_HEADERS = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
+               ("X-Accel-Buffering", "no")]
+_STATUS = {200: "200 OK", 202: "202 Accepted", 400: "400 Bad Request", 401: "401 Unauthorized",
+           403: "403 Forbidden", 404: "404 Not Found", 405: "405 Method Not Allowed",
+           406: "406 Not Acceptable", 409: "409 Conflict", 413: "413 Payload Too Large",
+           415: "415 Unsupported Media Type", 421: "421 Misdirected Request", 500: "500 Internal Server Error"}
+
+
+class Unauthorized(MCPError):
+    """Raise from an ``auth`` hook to answer 401 with this ``WWW-Authenticate`` challenge."""
+
+    def __init__(self, message: str = "authentication required", www_authenticate: str = "Bearer") -> None:
+        super().__init__(message)
+        self.www_authenticate = www_authenticate
+
+
+def bearer_token_auth(token: str) -> Callable[[Dict[str, str]], str]:
+    """An ``auth`` hook that accepts one static bearer token (the principal is ``"bearer"``).
+
+    ``server.wsgi_app(auth=bearer_token_auth(os.environ["MCP_TOKEN"]))``
+    """
+    expected = f"Bearer {token}".encode()
+
+    def check(headers: Dict[str, str]) -> str:
+        given = headers.get("authorization", "").encode()
+        if not secrets.compare_digest(given, expected):  # constant time: no timing oracle
+            raise Unauthorized("a valid bearer token is required", 'Bearer error="invalid_token"')
+        return "bearer"
+
+    return check
+
+
+def _host_name(value: str) -> str:
+    """``host:port`` -> host (brackets kept for IPv6 literals)."""
+    if value.startswith("["):
+        return value[:value.find("]") + 1]
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+class _HTTPError(Exception):
+    """An HTTP-level refusal: status, JSON-RPC code, message, extra headers."""
+
+    def __init__(self, status: int, message: str, code: int = jsonrpc.INVALID_REQUEST,
+                 headers: Optional[List[Tuple[str, str]]] = None) -> None:
+        super().__init__(message)
+        self.status, self.code, self.headers = status, code, headers or []
+
+
+class MCPApp:
+    """The WSGI application for one :class:`~minimcp.Server`; see the module docstring.
+
+    Example::
+
+        app = server.wsgi_app()          # gunicorn -k gthread 'myserver:app'
+
+    Args:
+        server: the server to serve.
+        path: the MCP endpoint.
+        stateless: keep no sessions (any worker can answer any request).
+        json_response: always answer requests with JSON, never SSE (progress
+            and logs sent during a call are then dropped).
+        allowed_hosts: ``Host`` names accepted (default: localhost names);
+            ``["*"]`` accepts any (behind a proxy that checks it).
+        allowed_origins: ``Origin`` values accepted besides local ones.
+        auth: ``hook(headers) -> principal``; raise :class:`Unauthorized`
+            (or return None) to answer 401. ``headers`` has lower-case names.
+        max_body: the largest request body, in bytes.
+        event_store: where SSE events are kept for resumption.
+        retry_ms: the ``retry`` sent in priming events (2025-11-25).
+        sse_path, messages_path: where the 2024-11-05 HTTP+SSE endpoints
+            live (``None`` for ``sse_path`` turns them off).
+        max_workers: handler threads shared by all sessions.
+        sse_after: seconds a handler may take before its answer switches from
+            JSON to an SSE stream (so the client can time out or cancel).
+        session_ttl: seconds after which an idle session is ended (its client
+            gets 404 and starts a new one); ``None`` keeps sessions until DELETE.
+    """
+
+    def __init__(self, server: Any, path: str = "/mcp", *, stateless: bool = False, json_response: bool = False,
+                 allowed_hosts: Optional[Iterable[str]] = None, allowed_origins: Iterable[str] = (),
+                 auth: Optional[Callable[[Dict[str, str]], Any]] = None, max_body: int = 4 * 1024 * 1024,
+                 event_store: Optional[EventStore] = None, retry_ms: int = 1000, sse_path: Optional[str] = "/sse",
+                 messages_path: str = "/messages/", max_workers: int = 64, sse_after: float = 0.1,
+                 session_ttl: Optional[float] = 3600.0) -> None:
+        self.server = server
+        self.path = path
+        self.stateless = stateless
+        self.json_response = json_response
+        self.allowed_hosts = set(allowed_hosts) if allowed_hosts is not None else set(LOCAL_HOSTS)
+        self.allowed_origins = set(allowed_origins)
+        self.auth = auth
+        self.max_body = max_body
+        self.store = event_store or MemoryEventStore()
+        self.retry_ms = retry_ms
+        self.sse_path = sse_path
+        self.messages_path = messages_path
+        self.sse_after = sse_after
+        self.session_ttl = session_ttl
+        self._last_used: Dict[str, float] = {}
+        self.workers = WorkerPool(max_workers)
+        self.sessions: Dict[str, ServerConnection] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        mode = "stateless" if self.stateless else f"sessions={len(self.sessions)}"
+        return f"<MCPApp {self.server.name!r} at {self.path} {mode}>"
+
+    # -- the WSGI entry point ---------------------------------------------------------
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        """Serve one HTTP request."""
+        try:
+            headers = {k[5:].replace("_", "-").lower(): v for k, v in environ.items() if k.startswith("HTTP_")}
+            principal = self.check_request(headers)
+            path, method = environ.get("PATH_INFO", ""), environ["REQUEST_METHOD"]
+            if path == self.path or path == self.path + "/":
+                handler = {"POST": self._post, "GET": self._get, "DELETE": self._delete}.get(method)
+                if handler is None:
+                    raise _HTTPError(405, f"Method Not Allowed: use POST, GET or DELETE on {self.path}",
+                                     headers=[("Allow", "GET, POST, DELETE")])
+                return handler(environ, headers, principal, start_response)
+            if self.sse_path is not None and path == self.sse_path and method == "GET":
+                return self._legacy_stream(environ, principal, start_response)
+            if self.sse_path is not None and path == self.messages_path and method == "POST":
+                return self._legacy_post(environ, start_response)
+            raise _HTTPError(404, f"Not Found: the MCP endpoint is {self.path}")
+        except _HTTPError as exc:
+            return self._error(start_response, exc.status, exc.code, str(exc), exc.headers)
+
+    def _error(self, start_response: Callable, status: int, code: int, message: str,
+               extra: Optional[List[Tuple[str, str]]] = None, request_id: Any = None, data: Any = None) -> List[bytes]:
+        body = jsonrpc.encode(ErrorResponse(request_id, code, message, data))
+        start_response(_STATUS[status], JSON_HEADERS + [("Content-Length", str(len(body)))] + (extra or []))
+        return [body]
+
+    def _reply(self, start_response: Callable, status: int, body: bytes = b"",
+               extra: Optional[List[Tuple[str, str]]] = None) -> List[bytes]:
+        headers = (JSON_HEADERS if body else []) + [("Content-Length", str(len(body)))] + (extra or [])
+        start_response(_STATUS[status], headers)
+        return [body]
+
+    def check_request(self, headers: Dict[str, str]) -> Any:
+        """Apply the Host, Origin and auth rules to a request's headers (lower-case names);
+        return the principal. Raises an error with a ``status`` (a WebSocket upgrade uses it)."""
+        self._check_origin(headers)
+        return self._authenticate(headers)
+
+    def _check_origin(self, headers: Dict[str, str]) -> None:
+        # spec basic/transports "Security Warning": validate Origin on every
+        # request (403 since 2025-11-25); Host is checked too against DNS rebinding.
+        host = _host_name(headers.get("host", "localhost"))
+        if "*" not in self.allowed_hosts and host not in self.allowed_hosts:
+            raise _HTTPError(421, f"Misdirected Request: host {host!r} is not allowed; add it to allowed_hosts")
+        origin = headers.get("origin")
+        if origin and origin != "null" and origin not in self.allowed_origins and "*" not in self.allowed_origins:
+            if urlsplit(origin).hostname not in ("localhost", "127.0.0.1", "::1"):
+                raise _HTTPError(403, f"Forbidden: origin {origin!r} is not allowed; add it to allowed_origins")
+
+    def _authenticate(self, headers: Dict[str, str]) -> Any:
+        if self.auth is None:
+            return None
+        try:
+            principal = self.auth(headers)
+        except Unauthorized as exc:
+            raise _HTTPError(401, f"Unauthorized: {exc}", headers=[("WWW-Authenticate", exc.www_authenticate)])
+        if principal is None:
+            raise _HTTPError(401, "Unauthorized: credentials are required", headers=[("WWW-Authenticate", "Bearer")])
+        return principal
+
+    # -- POST: one client message ---------------------------------------------------------
+
+    def _read_body(self, environ: dict) -> bytes:
+        try:
+            length = int(environ.get("CONTENT_LENGTH") or -1)
+        except ValueError:
+            raise _HTTPError(400, "Bad Request: bad Content-Length") from None
+        if length > self.max_body:
+            raise _HTTPError(413, f"Payload Too Large: the limit is {self.max_body} bytes")
+        stream = environ["wsgi.input"]
+        body = stream.read(length) if length >= 0 else stream.read(self.max_body + 1)
+        if len(body) > self.max_body:
+            raise _HTTPError(413, f"Payload Too Large: the limit is {self.max_body} bytes")
+        return body
+
+    def _post(self, environ: dict, headers: Dict[str, str], principal: Any, start_response: Callable) -> Any:
+        if not environ.get("CONTENT_TYPE", "").startswith("application/json"):
+            raise _HTTPError(415, "Unsupported Media Type: send Content-Type: application/json")
+        accept = headers.get("accept", "")
+        if "application/json" not in accept or "text/event-stream" not in accept:
+            raise _HTTPError(406, "Not Acceptable: Accept must list application/json and text/event-stream")
+        parsed = jsonrpc.parse(self._read_body(environ))
+        if type(parsed) is Malformed:
+            raise _HTTPError(400, parsed.message, parsed.code)
+        if type(parsed) is not list and (modern.modern_version(getattr(parsed, "params", None)) is not None
+                                         or headers.get("mcp-protocol-version") == modern.MODERN_VERSION):
+            return self._post_modern(parsed, headers, principal, start_response)
+        messages = parsed if type(parsed) is list else [parsed]
+        connection, new_session = self._connection_for(messages, headers, principal)
+        if type(parsed) is list and not connection.session.allow_batches:
+            raise _HTTPError(400, "Invalid Request: JSON-RPC batches are allowed only in protocol version 2025-03-26")
+        requests = {m.id for m in messages if type(m) is Request}
+        if not requests:
+            for message in messages:
+                connection.session.receive(message)
+            self._end_if_stateless(connection)
+            return self._reply(start_response, 202)
+        transport: HTTPSessionTransport = connection.session.transport
+        stream = transport.open_stream(requests)
+        for message in messages:
+            connection.session.receive(message, inline=self._inline(message))
+        extra = []
+        if new_session is not None:
+            if connection.protocol_version is None:  # initialize failed: no session after all
+                self._forget(new_session)
+            else:
+                extra.append(("Mcp-Session-Id", new_session))
+        return self._answer(stream, connection, type(parsed) is list, extra, start_response)
+
+    def _post_modern(self, message: Any, headers: Dict[str, str], principal: Any, start_response: Callable) -> Any:
+        """One 2026-07-28 message: no session, headers that mirror the body, errors as HTTP statuses
+        (spec 2026-07-28 basic/transports "Server validation"), with the request's id."""
+        request_id = getattr(message, "id", None)
+        tool = None
+        if getattr(message, "method", None) == "tools/call":
+            tool = self.server.get_tool((message.params or {}).get("name") or "")
+        problem = modern.check_headers(message, headers, tool.input_schema if tool is not None else None)
+        if problem:  # first: a header that contradicts the body is -32020 whatever the body says
+            return self._error(start_response, 400, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}",
+                               request_id=request_id)
+        if type(message) is Request:
+            try:
+                modern.RequestMeta(message.params or {})
+            except RPCError as exc:  # -32602 / -32022: bad or missing _meta
+                return self._error(start_response, 400, exc.code, exc.message, request_id=request_id,
+                                   data=exc.data)
+        connection = self._new_connection(principal, standalone=False)
+        if type(message) is not Request:
+            connection.session.receive(message)
+            connection.session.close()
+            return self._reply(start_response, 202)
+        stream = connection.session.transport.open_stream({message.id})
+        connection.session.receive(message, inline=self._inline(message))
+        return self._answer(stream, connection, False, [], start_response, modern_request=message.id)
+
+    #: Methods whose handlers are minimcp's own quick code (no user code that could wait).
+    _QUICK = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list",
+                        "server/discover", "ping", "logging/setLevel"})
+
+    def _inline(self, message: Any) -> bool:
+        """Run this request on the HTTP thread? Yes when its handler cannot wait on the client or
+        be cancelled: our list methods, and tools with no ``ctx`` (they can ask the client nothing
+        and cannot see a cancel). It saves the hand-off to a worker, the largest per-request cost
+        (benchmarks/http.py); anything with a ``ctx`` keeps the worker, so its messages stream."""
+        method = getattr(message, "method", None)
+        if method in self._QUICK:
+            return True
+        if method == "tools/call":
+            tool = self.server.get_tool((message.params or {}).get("name") or "")
+            return tool is not None and tool.schema.context_param is None
+        return False
+
+    def _connection_for(self, messages: list, headers: Dict[str, str], principal: Any) -> tuple:
+        """The connection a POST belongs to, and the new session id if it starts one."""
+        initializing = any(type(m) is Request and m.method == "initialize" for m in messages)
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version not in LEGACY_VERSIONS:
+            raise _HTTPError(400, f"Bad Request: unsupported MCP-Protocol-Version {version!r}; "
+                                  f"supported: {', '.join(LEGACY_VERSIONS)}")
+        if self.stateless:
+            connection = self._new_connection(principal, standalone=False)
+            if not initializing:
+                # spec 2025-06-18 basic/transports: no header means 2025-03-26
+                connection.protocol_version = version or "2025-03-26"
+                connection.session.allow_batches = connection.protocol_version == "2025-03-26"
+            return connection, None
+        if initializing:
+            self._expire_idle()
+            session_id = secrets.token_urlsafe(24)  # visible ASCII, cryptographically random
+            connection = self.server.register(self._new_connection(principal, standalone=True))
+            with self._lock:
+                self.sessions[session_id] = connection
+                self._last_used[session_id] = time.monotonic()
+            return connection, session_id
+        session_id = headers.get("mcp-session-id")
+        if not session_id:
+            raise _HTTPError(400, "Bad Request: Mcp-Session-Id header is required (send initialize first)")
+        with self._lock:
+            connection = self.sessions.get(session_id)
+            if connection is not None:
+                self._last_used[session_id] = time.monotonic()
+        if connection is None:
+            raise _HTTPError(404, "Session not found: it expired or was ended; send initialize again",
+                             code=-32001)
+        return connection, None
+
+    def _expire_idle(self) -> None:
+        """End sessions idle past ``session_ttl`` (a client that vanished without DELETE).
+
+        Idle means: no request for that long, none running, and no GET stream
+        open. Checked when a session starts, so the cost follows the traffic.
+        """
+        if self.session_ttl is None:
+            return
+        deadline = time.monotonic() - self.session_ttl
+        with self._lock:
+            idle = [sid for sid, used in self._last_used.items() if used <= deadline
+                    and not self.sessions[sid].session._in_flight
+                    and not self.sessions[sid].session.transport.standalone_attached]
+        for session_id in idle:
+            log.info("session %s idle for %.0fs: ended", session_id[:8], self.session_ttl)
+            self._forget(session_id)
+
+    def _new_connection(self, principal: Any, standalone: bool) -> ServerConnection:
+        transport = HTTPSessionTransport(self.store, standalone=standalone)
+        return ServerConnection(self.server, transport, self.server.trace, workers=self.workers,
+                                principal=principal)
+
+    def _answer(self, stream: OutStream, connection: ServerConnection, batch: bool,
+                extra: List[Tuple[str, str]], start_response: Callable, modern_request: Any = None) -> Any:
+        """JSON if the handler's first message is its answer and comes quickly; SSE otherwise.
+
+        A handler that takes longer than ``sse_after`` gets an SSE response at
+        once, so the client holds a stream it can close (the 2026-07-28 cancel)
+        and its own timeouts run while the handler works.
+        """
+        while True:
+            first = stream.first_messages(self.sse_after)
+            if first and all(is_response for _, is_response in first) and stream.done:
+                texts = [text for text, _ in first]
+                body = (texts[0] if not batch else "[" + ",".join(texts) + "]").encode("utf-8")
+                if modern_request is not None:
+                    connection.session.close()
+                    return self._reply(start_response, _modern_status(texts[0]), body, extra)
+                self._end_if_stateless(connection)
+                return self._reply(start_response, 200, body, extra)
+            if not self.json_response:
+                break
+            if stream.abandoned:  # cancelled, or the session ended: nothing will come
+                return self._reply(start_response, 202)
+            with stream.cond:  # JSON forced: drop what is not a response, wait for the rest
+                stream.pending = [item for item in stream.pending if item[1]]
+                if not stream.done and not stream.abandoned:
+                    stream.cond.wait()
+        start = stream.switch_to_sse()
+        start_response(_STATUS[200], SSE_HEADERS + extra)
+        if modern_request is not None:
+            return self._modern_sse_body(stream, start, connection, modern_request)
+        return self._sse_body(stream, start, connection)
+
+    def _modern_sse_body(self, stream: OutStream, start: str, connection: ServerConnection,
+                         request_id: Any) -> Iterable[bytes]:
+        # 2026-07-28: no event ids or resumption; a client that closes the stream
+        # cancels the request, noticed at the next write (a keepalive each second).
+        try:
+            for chunk in stream.events(after=start, keepalive=1.0):
+                if chunk.startswith(b"id: "):
+                    chunk = chunk.split(b"\n", 1)[1]
+                yield chunk
+        finally:
+            if not stream.done:
+                connection.session.cancel_incoming(request_id)
+            connection.session.close()
+
+    def _sse_body(self, stream: OutStream, start: str, connection: ServerConnection) -> Iterable[bytes]:
+        try:
+            if (connection.protocol_version or "") >= "2025-11-25":
+                # spec 2025-11-25 basic/transports: prime the stream with an event id
+                # (and how long to wait before reconnecting), so it can be resumed.
+                yield format_event("", start, event="", retry_ms=self.retry_ms)
+            yield from stream.events(after=start)
+        finally:
+            self._end_if_stateless(connection)
+
+    def _end_if_stateless(self, connection: ServerConnection) -> None:
+        if self.stateless:
+            connection.session.close(grace=self.server.timeout)
+
+    # -- GET: the standalone stream, or a resumed one ----------------------------------------
+
+    def _session(self, headers: Dict[str, str]) -> Tuple[str, ServerConnection]:
+        if self.stateless:
+            raise _HTTPError(405, "Method Not Allowed: this server is stateless; use POST",
+                             headers=[("Allow", "POST")])
+        session_id = headers.get("mcp-session-id")
+        if not session_id:
+            raise _HTTPError(400, "Bad Request: Mcp-Session-Id header is required")
+        with self._lock:
+            connection = self.sessions.get(session_id)
+        if connection is None:
+            raise _HTTPError(404, "Session not found: it expired or was ended; send initialize again",
+                             code=-32001)
+        return session_id, connection
+
+    def _get(self, environ: dict, headers: Dict[str, str], principal: Any, start_response: Callable) -> Any:
+        if headers.get("mcp-protocol-version") == modern.MODERN_VERSION:
+            raise _HTTPError(405, "Method Not Allowed: 2026-07-28 uses POST only", headers=[("Allow", "POST")])
+        if "text/event-stream" not in headers.get("accept", ""):
+            raise _HTTPError(406, "Not Acceptable: Accept must list text/event-stream")
+        _, connection = self._session(headers)
+        transport: HTTPSessionTransport = connection.session.transport
+        last_event_id = headers.get("last-event-id")
+        if last_event_id:
+            replay = self.store.events_after(last_event_id)
+            stream = transport.by_stream_id.get(replay[0]) if replay else None
+            if stream is None and replay and transport.standalone and replay[0] == transport.standalone.id:
+                stream = transport.standalone
+            if stream is None:
+                raise _HTTPError(404, f"Not Found: no stream to resume at event {last_event_id!r}")
+            start_response(_STATUS[200], SSE_HEADERS)
+            return stream.events(after=last_event_id)
+        standalone = transport.standalone
+        with transport._lock:
+            if transport.standalone_attached:
+                raise _HTTPError(409, "Conflict: this session already has a GET stream open")
+            transport.standalone_attached = True
+            start, transport.standalone_start = transport.standalone_start, None
+        if start is None:
+            start = self.store.store(standalone.id, "")
+        start_response(_STATUS[200], SSE_HEADERS)
+        return self._standalone_body(transport, start, connection)
+
+    def _standalone_body(self, transport: HTTPSessionTransport, start: str,
+                         connection: ServerConnection) -> Iterable[bytes]:
+        try:
+            if (connection.protocol_version or "") >= "2025-11-25":
+                yield format_event("", start, event="", retry_ms=self.retry_ms)
+            yield from transport.standalone.events(after=start)  # type: ignore[union-attr]
+        finally:
+            transport.standalone_attached = False
+
+    # -- DELETE: end the session ---------------------------------------------------------------
+
+    def _delete(self, environ: dict, headers: Dict[str, str], principal: Any, start_response: Callable) -> Any:
+        if headers.get("mcp-protocol-version") == modern.MODERN_VERSION:
+            raise _HTTPError(405, "Method Not Allowed: 2026-07-28 has no sessions", headers=[("Allow", "POST")])
+        session_id, _ = self._session(headers)
+        self._forget(session_id)
+        return self._reply(start_response, 200)
+
+    def _forget(self, session_id: str) -> None:
+        with self._lock:
+            connection = self.sessions.pop(session_id, None)
+            self._last_used.pop(session_id, None)
+        if connection is not None:
+            connection.session.close()
+
+    # -- the 2024-11-05 HTTP+SSE endpoints ----------------------------------------------------------
+
+    def _legacy_stream(self, environ: dict, principal: Any, start_response: Callable) -> Any:
+        session_id = secrets.token_hex(16)
+        connection = self.server.register(ServerConnection(
+            self.server, LegacyTransport(), self.server.trace, workers=self.workers, principal=principal))
+        with self._lock:
+            self.sessions["sse:" + session_id] = connection
+        start_response(_STATUS[200], SSE_HEADERS)
+        return self._legacy_body(session_id, connection, environ.get("SCRIPT_NAME", ""))
+
+    def _legacy_body(self, session_id: str, connection: ServerConnection, prefix: str) -> Iterable[bytes]:
+        # spec 2024-11-05 basic/transports: the first event names the POST endpoint
+        # (relative, so the client cannot be sent to another origin).
+        transport: LegacyTransport = connection.session.transport
+        try:
+            yield format_event(f"{prefix}{self.messages_path}?session_id={session_id}", event="endpoint")
+            yield from transport.events()
+        finally:
+            self._forget("sse:" + session_id)
+
+    def _legacy_post(self, environ: dict, start_response: Callable) -> Any:
+        session_id = parse_qs(environ.get("QUERY_STRING", "")).get("session_id", [""])[0]
+        with self._lock:
+            connection = self.sessions.get("sse:" + session_id)
+        if connection is None:
+            raise _HTTPError(404, "Session not found: open the SSE stream (GET) first", code=-32001)
+        parsed = jsonrpc.parse(self._read_body(environ))
+        if type(parsed) is Malformed:
+            raise _HTTPError(400, parsed.message, parsed.code)
+        connection.session.receive(parsed)
+        return self._reply(start_response, 202, b"Accepted")
+
+    def close(self) -> None:
+        """End every session and stream (on server shutdown); the app can serve no more."""
+        with self._lock:
+            sessions, self.sessions = list(self.sessions.values()), {}
+        for connection in sessions:
+            connection.session.close()
+        self.workers.shutdown(timeout=5.0)
+        self.server.log_bridge.uninstall()
+
+
+def _modern_status(text: str) -> int:
+    """The HTTP status of a 2026-07-28 answer: 400 for bad requests, 404 for unknown methods."""
+    if '"error":{' not in text[:300]:  # our encoder puts "error" right after the id
+        return 200
+    code = json.loads(text).get("error", {}).get("code")
+    if code == jsonrpc.METHOD_NOT_FOUND:
+        return 404
+    if code in (jsonrpc.INVALID_PARAMS, jsonrpc.HEADER_MISMATCH, jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY,
+                jsonrpc.UNSUPPORTED_PROTOCOL_VERSION):
+        return 400
+    return 200

@@ -1,0 +1,9 @@
+"""The protocol itself, as data: JSON-RPC messages, protocol versions, the stateless request metadata.
+
+No I/O and no threads live here: nothing in this folder imports a socket,
+``threading``, ``subprocess``, HTTP or WebSocket module, so each module can
+be read (and tested) as a plain description of the wire.
+
+- :mod:`~minimcp.protocol.jsonrpc`: the four message kinds, ``parse()`` and ``dumps()``, error codes;
+- :mod:`~minimcp.protocol.versions`: every protocol version and what each one knows.
+"""

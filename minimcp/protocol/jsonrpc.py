@@ -1,0 +1,263 @@
+"""JSON-RPC 2.0, sans-IO: the four message kinds, ``parse()`` and ``dumps()``.
+
+This module does no I/O and knows nothing of MCP methods. A transport hands
+``parse()`` the bytes of one message (one stdio line, one HTTP body, one
+WebSocket frame) and gets back a message object; ``dumps()`` turns a message
+object back into one line of text.
+
+Bad input never raises: ``parse()`` returns a :class:`Malformed` that carries
+the JSON-RPC error to send back (``-32700`` for text that is not JSON,
+``-32600`` for JSON that is not a JSON-RPC message) and, when it could be
+read, the offending request's id.
+
+MCP is stricter than JSON-RPC in one place: request ids are strings or
+integers, never ``null`` (spec basic/index "Requests"). ``True`` is rejected
+too, because in JSON ``true`` is not ``1`` but in Python ``True == 1``.
+"""
+
+import json
+from typing import Any, List, Optional, Union
+
+# Standard JSON-RPC error codes (JSON-RPC 2.0 §5.1), used by every MCP version.
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+# MCP's own codes. -32002 and -32042 exist up to 2025-11-25; the -3202x
+# codes belong to the stateless 2026-07-28 protocol (spec basic/index "Error codes").
+RESOURCE_NOT_FOUND = -32002
+URL_ELICITATION_REQUIRED = -32042
+HEADER_MISMATCH = -32020
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+RequestId = Union[int, str]
+
+
+def _valid_id(value: Any) -> bool:
+    # bool is a subclass of int: exclude it explicitly.
+    return (type(value) is int) or isinstance(value, str)
+
+
+class Request:
+    """A request: it has an ``id`` and expects exactly one response."""
+
+    __slots__ = ("id", "method", "params")
+
+    def __init__(self, id: RequestId, method: str, params: Optional[dict] = None) -> None:
+        self.id = id
+        self.method = method
+        self.params = params
+
+    def to_dict(self) -> dict:
+        """Return the wire form of this message."""
+        message = {"jsonrpc": "2.0", "id": self.id, "method": self.method}
+        if self.params is not None:
+            message["params"] = self.params
+        return message
+
+    def __repr__(self) -> str:
+        return f"Request(id={self.id!r}, method={self.method!r}, params={self.params!r})"
+
+
+class Notification:
+    """A notification: no ``id``, and the receiver never answers it."""
+
+    __slots__ = ("method", "params")
+
+    def __init__(self, method: str, params: Optional[dict] = None) -> None:
+        self.method = method
+        self.params = params
+
+    def to_dict(self) -> dict:
+        """Return the wire form of this message."""
+        message = {"jsonrpc": "2.0", "method": self.method}
+        if self.params is not None:
+            message["params"] = self.params
+        return message
+
+    def __repr__(self) -> str:
+        return f"Notification(method={self.method!r}, params={self.params!r})"
+
+
+class Response:
+    """A successful answer to the request with the same ``id``."""
+
+    __slots__ = ("id", "result")
+
+    def __init__(self, id: RequestId, result: Any) -> None:
+        self.id = id
+        self.result = result
+
+    def to_dict(self) -> dict:
+        """Return the wire form of this message."""
+        return {"jsonrpc": "2.0", "id": self.id, "result": self.result}
+
+    def __repr__(self) -> str:
+        return f"Response(id={self.id!r}, result={self.result!r})"
+
+
+class ErrorResponse:
+    """A failed answer. ``id`` is ``None`` when the request's id could not be read."""
+
+    __slots__ = ("id", "code", "message", "data")
+
+    def __init__(self, id: Optional[RequestId], code: int, message: str, data: Any = None) -> None:
+        self.id = id
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_dict(self) -> dict:
+        """Return the wire form of this message."""
+        error = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return {"jsonrpc": "2.0", "id": self.id, "error": error}
+
+    def __repr__(self) -> str:
+        return f"ErrorResponse(id={self.id!r}, code={self.code}, message={self.message!r})"
+
+
+class Malformed:
+    """Input that is not a valid JSON-RPC message, with the error to answer it with.
+
+    ``id`` is the request id when one could be read (so the error reply can
+    name it), else ``None``.
+    """
+
+    __slots__ = ("id", "code", "message")
+
+    def __init__(self, code: int, message: str, id: Optional[RequestId] = None) -> None:
+        self.code = code
+        self.message = message
+        self.id = id
+
+    def error_response(self) -> ErrorResponse:
+        """Return the error reply the receiver should send."""
+        return ErrorResponse(self.id, self.code, self.message)
+
+    def __repr__(self) -> str:
+        return f"Malformed(code={self.code}, message={self.message!r}, id={self.id!r})"
+
+
+Message = Union[Request, Notification, Response, ErrorResponse]
+Parsed = Union[Message, Malformed, List[Union[Message, Malformed]]]
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+# json.loads accepts NaN and Infinity by default; JSON (RFC 8259) does not.
+_loads = json.JSONDecoder(parse_constant=_reject_constant).decode
+
+
+def parse(data: Union[bytes, str]) -> Parsed:
+    """Parse one JSON-RPC message, or a batch (a JSON array) of them.
+
+    Args:
+        data: the UTF-8 bytes or text of exactly one JSON value.
+
+    Returns:
+        A :class:`Request`, :class:`Notification`, :class:`Response` or
+        :class:`ErrorResponse`; a :class:`Malformed` for bad input; or, for a
+        JSON array, a list of those. Whether a batch is *allowed* depends on
+        the negotiated protocol version, which the caller knows and this
+        module does not.
+    """
+    try:
+        if type(data) is not str:
+            data = data.decode("utf-8")  # MCP is UTF-8 (JSONDecoder.decode wants text)
+        value = _loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
+        return Malformed(PARSE_ERROR, f"Parse error: {exc}")
+    except RecursionError:
+        return Malformed(PARSE_ERROR, "Parse error: JSON nested too deeply")
+    if type(value) is dict:
+        return from_dict(value)
+    if type(value) is list:
+        if not value:
+            return Malformed(INVALID_REQUEST, "Invalid Request: empty batch")
+        return [from_dict(item) if type(item) is dict
+                else Malformed(INVALID_REQUEST, "Invalid Request: a batch entry must be an object")
+                for item in value]
+    return Malformed(INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
+
+
+def from_dict(obj: dict) -> Union[Message, Malformed]:
+    """Classify one decoded JSON object as a message, checking its shape."""
+    raw_id = obj.get("id")
+    msg_id = raw_id if _valid_id(raw_id) else None
+    if obj.get("jsonrpc") != "2.0":
+        return Malformed(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"', msg_id)
+    method = obj.get("method")
+    if method is not None:
+        if not isinstance(method, str):
+            return Malformed(INVALID_REQUEST, 'Invalid Request: "method" must be a string', msg_id)
+        params = obj.get("params")
+        if params is not None and type(params) is not dict:
+            # MCP params are always objects; JSON-RPC's positional arrays are not used.
+            return Malformed(INVALID_REQUEST, 'Invalid Request: "params" must be an object', msg_id)
+        if "id" not in obj:
+            return Notification(method, params)
+        if msg_id is None:
+            return Malformed(INVALID_REQUEST,
+                             'Invalid Request: "id" must be a string or an integer (not null)')
+        return Request(msg_id, method, params)
+    if "result" in obj:
+        if "error" in obj or msg_id is None:
+            return Malformed(INVALID_REQUEST, "Invalid Response: needs an id and exactly one of result/error", msg_id)
+        return Response(msg_id, obj["result"])
+    error = obj.get("error")
+    if type(error) is dict:
+        code = error.get("code")
+        if type(code) is not int:
+            return Malformed(INVALID_REQUEST, 'Invalid Response: "error.code" must be an integer', msg_id)
+        if raw_id is not None and msg_id is None:
+            return Malformed(INVALID_REQUEST, 'Invalid Response: bad "id"')
+        return ErrorResponse(msg_id, code, str(error.get("message", "")), error.get("data"))
+    return Malformed(INVALID_REQUEST, "Invalid Request: not a request, notification or response", msg_id)
+
+
+# One encoder, made once: compact separators (no spaces, and never a raw
+# newline: spec basic/transports "messages MUST NOT contain embedded
+# newlines"), non-ASCII kept as is, NaN/Infinity refused (they are not JSON).
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+_encode_ascii = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+
+
+def _escape_separators(text: str) -> str:
+    # U+2028/U+2029/U+0085 are line breaks to str.splitlines(); inside JSON
+    # they can only be in strings, where the \u escape means the same.
+    if "\u2028" in text or "\u2029" in text or "\x85" in text:
+        text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085")
+    return text
+
+
+def dumps(message: Union[Message, List[Message], dict]) -> str:
+    """Serialise a message (or a batch, or an already-built dict) to one line of JSON.
+
+    Raises:
+        ValueError: the message holds a value JSON cannot carry (NaN, infinity).
+        TypeError: the message holds an object that is not JSON-serialisable.
+    """
+    if type(message) is list:
+        obj: Any = [m.to_dict() for m in message]
+    elif type(message) is dict:
+        obj = message
+    else:
+        obj = message.to_dict()
+    return _escape_separators(_encode(obj))
+
+
+def encode(message: Union[Message, List[Message], dict]) -> bytes:
+    """Serialise a message to UTF-8 bytes, with no trailing newline."""
+    text = dumps(message)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (from a "\\ud800" escape in some input) cannot be
+        # UTF-8; the ASCII form escapes it and is still valid JSON.
+        return _encode_ascii(json.loads(text)).encode("ascii")
