@@ -17,7 +17,9 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 from ..logs import get_logger
 from .. import __version__
 from . import stateless as client_modern
-from ..server import stateless as modern
+from ..http.headers import header_params
+from ..protocol.stateless import CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, SUBSCRIPTION_KEY, VERSION_KEY
+from ..protocol.versions import MODERN_VERSION
 from ..errors import CapabilityError, ProtocolError, RPCError
 from ..protocol.jsonrpc import METHOD_NOT_FOUND
 from ..session import ProgressCallback, Session
@@ -30,7 +32,7 @@ server_log = get_logger("minimcp.server_log")
 #: How many pages a list call follows before deciding the server loops.
 MAX_PAGES = 10_000
 #: What the client can speak, for ``protocol=``.
-PROTOCOLS = ("auto", modern.MODERN_VERSION) + LEGACY_VERSIONS
+PROTOCOLS = ("auto", MODERN_VERSION) + LEGACY_VERSIONS
 
 _LOG_LEVELS = {"debug": 10, "info": 20, "notice": 25, "warning": 30, "error": 40, "critical": 50,
                "alert": 50, "emergency": 50}
@@ -170,10 +172,10 @@ class Client:
 
     def _meta(self) -> dict:
         """The ``_meta`` every 2026-07-28 request carries (spec 2026-07-28 basic "Request metadata")."""
-        meta = {modern.VERSION_KEY: modern.MODERN_VERSION, modern.CAPABILITIES_KEY: self.capabilities(),
-                modern.CLIENT_INFO_KEY: self.client_info}
+        meta = {VERSION_KEY: MODERN_VERSION, CAPABILITIES_KEY: self.capabilities(),
+                CLIENT_INFO_KEY: self.client_info}
         if self._log_level is not None:
-            meta[modern.LOG_LEVEL_KEY] = self._log_level
+            meta[LOG_LEVEL_KEY] = self._log_level
         return meta
 
     def initialize(self, timeout: Optional[float] = None) -> dict:
@@ -187,7 +189,7 @@ class Client:
         """
         if self.session._reader is None:
             self.session.start()
-        if self.protocol in ("auto", modern.MODERN_VERSION):
+        if self.protocol in ("auto", MODERN_VERSION):
             discovered = self._probe(timeout)
             if discovered is not None:
                 return discovered
@@ -279,7 +281,7 @@ class Client:
         if self.modern and headers is not None:
             kept = []
             for tool in tools:
-                mirrored = modern.header_params(tool.input_schema)
+                mirrored = header_params(tool.input_schema)
                 if mirrored is None:
                     log.warning("dropping tool %r: its x-mcp-header annotations are invalid", tool.name)
                     continue
@@ -454,12 +456,12 @@ class Client:
 
     def _notified(self, method: str, params: dict) -> None:
         """Route one notification from the server (on the dispatcher thread, in order)."""
-        subscription = (params.get("_meta") or {}).get(modern.SUBSCRIPTION_KEY)
+        subscription = (params.get("_meta") or {}).get(SUBSCRIPTION_KEY)
         listener = self._listener
         if subscription is not None and (listener is None or listener.request_id != subscription):
             return  # from a listen request we closed: demultiplex by subscription id (spec)
         if method == "notifications/subscriptions/acknowledged":
-            subscription = (params.get("_meta") or {}).get(modern.SUBSCRIPTION_KEY)
+            subscription = (params.get("_meta") or {}).get(SUBSCRIPTION_KEY)
             listener = self._listener
             if listener is not None and listener.request_id == subscription:
                 listener.acknowledged = params.get("notifications", {})

@@ -9,7 +9,8 @@ import threading
 import time
 from typing import Any, Optional
 
-from ..server import stateless as modern
+from ..protocol.stateless import CACHEABLE, SERVER_INFO_KEY
+from ..protocol.versions import MODERN_VERSION
 from ..errors import MCPError, ProtocolError, RPCError, Timeout
 from ..logs import get_logger
 from ..session import ProgressCallback
@@ -29,38 +30,38 @@ def probe(client: Any, timeout: Optional[float]) -> Optional[dict]:
                                         timeout=min(timeout or client.session.timeout, 10.0))
     except RPCError as exc:
         supported = exc.data.get("supported") if exc.code == -32022 and isinstance(exc.data, dict) else None
-        if isinstance(supported, list) and modern.MODERN_VERSION in supported:
+        if isinstance(supported, list) and MODERN_VERSION in supported:
             # spec 2026-07-28 basic/versioning: retry with a version the server lists
             return probe_again(client, timeout)
         client.modern = False
-        if exc.code in (-32020, -32021) or client.protocol == modern.MODERN_VERSION:
-            raise ProtocolError(f"the server does not speak {modern.MODERN_VERSION}: {exc}") from exc
+        if exc.code in (-32020, -32021) or client.protocol == MODERN_VERSION:
+            raise ProtocolError(f"the server does not speak {MODERN_VERSION}: {exc}") from exc
         log.debug("server/discover failed (%s): using the initialize handshake", exc)
         return None
     except Timeout as exc:  # some handshake-era servers ignore unknown methods before initialize
         client.modern = False
-        if client.protocol == modern.MODERN_VERSION:
-            raise ProtocolError(f"the server does not speak {modern.MODERN_VERSION}: {exc}") from exc
+        if client.protocol == MODERN_VERSION:
+            raise ProtocolError(f"the server does not speak {MODERN_VERSION}: {exc}") from exc
         log.debug("server/discover timed out: using the initialize handshake")
         return None
     versions = result.get("supportedVersions") if isinstance(result, dict) else None
-    if not isinstance(versions, list) or modern.MODERN_VERSION not in versions:  # garbage, or legacy only
+    if not isinstance(versions, list) or MODERN_VERSION not in versions:  # garbage, or legacy only
         client.modern = False
-        if client.protocol == modern.MODERN_VERSION:
-            raise ProtocolError(f"the server supports {versions}, not {modern.MODERN_VERSION}")
+        if client.protocol == MODERN_VERSION:
+            raise ProtocolError(f"the server supports {versions}, not {MODERN_VERSION}")
         return None
-    client.protocol_version = modern.MODERN_VERSION
-    client.server_info = (result.get("_meta") or {}).get(modern.SERVER_INFO_KEY) or {}
+    client.protocol_version = MODERN_VERSION
+    client.server_info = (result.get("_meta") or {}).get(SERVER_INFO_KEY) or {}
     client.server_capabilities = result.get("capabilities") or {}
     client.instructions = result.get("instructions")
-    client.session.transport.negotiated(modern.MODERN_VERSION)
+    client.session.transport.negotiated(MODERN_VERSION)
     client._relisten()  # list-change callbacks need a listen request in this era
     return result
 
 def probe_again(client: Any, timeout: Optional[float]) -> Optional[dict]:
     if client._probed_twice:
         client.modern = False
-        raise ProtocolError(f"the server refuses {modern.MODERN_VERSION} yet lists it as supported")
+        raise ProtocolError(f"the server refuses {MODERN_VERSION} yet lists it as supported")
     client._probed_twice = True
     return probe(client, timeout)
 
@@ -92,7 +93,7 @@ def call(client: Any, method: str, params: Optional[dict] = None, *, timeout: Op
         kind = result.get("resultType", "complete")  # missing means complete (older servers)
         if kind == "complete":
             ttl = result.get("ttlMs")
-            if method in modern.CACHEABLE and "inputResponses" not in params and isinstance(ttl, int) and ttl > 0:
+            if method in CACHEABLE and "inputResponses" not in params and isinstance(ttl, int) and ttl > 0:
                 client._cache[key] = (time.monotonic() + ttl / 1000, result)
             return result
         if kind != "input_required":

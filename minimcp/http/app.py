@@ -37,7 +37,9 @@ from urllib.parse import parse_qs, urlsplit
 
 from ..logs import get_logger
 from ..protocol import jsonrpc
-from ..server import stateless as modern
+from ..protocol.stateless import RequestMeta, modern_version
+from ..protocol.versions import MODERN_VERSION
+from .headers import check_headers
 from ..server.connection import ServerConnection
 from ..errors import MCPError, RPCError
 from ..protocol.jsonrpc import ErrorResponse, Malformed, Request
@@ -242,8 +244,8 @@ class MCPApp:
         parsed = jsonrpc.parse(self._read_body(environ))
         if type(parsed) is Malformed:
             raise _HTTPError(400, parsed.message, parsed.code)
-        if type(parsed) is not list and (modern.modern_version(getattr(parsed, "params", None)) is not None
-                                         or headers.get("mcp-protocol-version") == modern.MODERN_VERSION):
+        if type(parsed) is not list and (modern_version(getattr(parsed, "params", None)) is not None
+                                         or headers.get("mcp-protocol-version") == MODERN_VERSION):
             return self._post_modern(parsed, headers, principal, start_response)
         messages = parsed if type(parsed) is list else [parsed]
         connection, new_session = self._connection_for(messages, headers, principal)
@@ -274,13 +276,13 @@ class MCPApp:
         tool = None
         if getattr(message, "method", None) == "tools/call":
             tool = self.server.get_tool((message.params or {}).get("name") or "")
-        problem = modern.check_headers(message, headers, tool.input_schema if tool is not None else None)
+        problem = check_headers(message, headers, tool.input_schema if tool is not None else None)
         if problem:  # first: a header that contradicts the body is -32020 whatever the body says
             return self._error(start_response, 400, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}",
                                request_id=request_id)
         if type(message) is Request:
             try:
-                modern.RequestMeta(message.params or {})
+                RequestMeta(message.params or {})
             except RPCError as exc:  # -32602 / -32022: bad or missing _meta
                 return self._error(start_response, 400, exc.code, exc.message, request_id=request_id,
                                    data=exc.data)
@@ -443,7 +445,7 @@ class MCPApp:
         return session_id, connection
 
     def _get(self, environ: dict, headers: Dict[str, str], principal: Any, start_response: Callable) -> Any:
-        if headers.get("mcp-protocol-version") == modern.MODERN_VERSION:
+        if headers.get("mcp-protocol-version") == MODERN_VERSION:
             raise _HTTPError(405, "Method Not Allowed: 2026-07-28 uses POST only", headers=[("Allow", "POST")])
         if "text/event-stream" not in headers.get("accept", ""):
             raise _HTTPError(406, "Not Acceptable: Accept must list text/event-stream")
@@ -482,7 +484,7 @@ class MCPApp:
     # -- DELETE: end the session ---------------------------------------------------------------
 
     def _delete(self, environ: dict, headers: Dict[str, str], principal: Any, start_response: Callable) -> Any:
-        if headers.get("mcp-protocol-version") == modern.MODERN_VERSION:
+        if headers.get("mcp-protocol-version") == MODERN_VERSION:
             raise _HTTPError(405, "Method Not Allowed: 2026-07-28 has no sessions", headers=[("Allow", "POST")])
         session_id, _ = self._session(headers)
         self._forget(session_id)

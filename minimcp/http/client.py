@@ -25,7 +25,9 @@ import sseclient
 
 from ..logs import get_logger
 from ..protocol import jsonrpc
-from ..server import stateless as modern
+from ..protocol.stateless import MRTR_METHODS, modern_version
+from ..protocol.versions import MODERN_VERSION
+from .headers import encode_header_value
 from ..errors import ConnectionClosed
 from ..protocol.jsonrpc import ErrorResponse, Request
 from ..threads import WorkerPool, join, start_thread
@@ -182,7 +184,7 @@ class StreamableHTTPTransport(Transport):
     def negotiated(self, version: str) -> None:
         """Called by the Client after ``initialize``: remember the version, open the GET stream."""
         self.protocol_version = version
-        if self.session_id is not None and self._listener is None and version != modern.MODERN_VERSION:
+        if self.session_id is not None and self._listener is None and version != MODERN_VERSION:
             self._listener = start_thread(self._listen, "sse-get")
             # Wait (bounded) until the server answered the GET, so a message it
             # sends right after our next request finds the stream open.
@@ -202,20 +204,20 @@ class StreamableHTTPTransport(Transport):
     def _modern_headers(self, message: Any) -> Dict[str, str]:
         """The headers that mirror a 2026-07-28 request's body (spec 2026-07-28 basic/transports)."""
         params = getattr(message, "params", None) or {}
-        version = modern.modern_version(params)
+        version = modern_version(params)
         if version is None:
             return {}
         headers = {"MCP-Protocol-Version": version}
         if type(message) is Request:
             headers["Mcp-Method"] = message.method
-            if message.method in modern.MRTR_METHODS:
+            if message.method in MRTR_METHODS:
                 name = params.get("uri" if message.method == "resources/read" else "name")
-                headers["Mcp-Name"] = modern.encode_header_value(name)
+                headers["Mcp-Name"] = encode_header_value(name)
             if message.method == "tools/call":
                 arguments = params.get("arguments") or {}
                 for argument, header in self.param_headers.get(params.get("name"), {}).items():
                     if arguments.get(argument) is not None:
-                        headers["Mcp-Param-" + header] = modern.encode_header_value(arguments[argument])
+                        headers["Mcp-Param-" + header] = encode_header_value(arguments[argument])
         return headers
 
     def _post(self, message: Any) -> "requests.Response":
@@ -236,7 +238,7 @@ class StreamableHTTPTransport(Transport):
         """Close the stream of a request we stopped waiting for (the 2026-07-28 cancel)."""
         with self._lock:
             response = self._by_request.pop(request_id, None)
-        if response is not None and self.protocol_version == modern.MODERN_VERSION:
+        if response is not None and self.protocol_version == MODERN_VERSION:
             abort(response)
 
     def _renew_session(self, expired: str) -> None:

@@ -17,7 +17,7 @@ from ..protocol import jsonrpc
 from . import stateless as modern
 from ..errors import CapabilityError, RPCError
 from ..protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
-from .stateless import InputRequired, RequestMeta
+from ..protocol.stateless import VERSION_KEY, InputRequired, RequestMeta
 from ..session import RequestContext, Session
 from ..protocol.versions import LEGACY_VERSIONS, PROTOCOL_VERSION
 
@@ -315,13 +315,13 @@ class ServerConnection:
 
     def ping(self, params: dict, ctx: Context) -> dict:
         """Answer ``ping`` (spec basic/utilities/ping; gone in 2026-07-28)."""
-        if modern.VERSION_KEY in (params.get("_meta") or ()):
+        if VERSION_KEY in (params.get("_meta") or ()):
             raise RPCError(METHOD_NOT_FOUND, "Method not found: ping (not part of protocol version 2026-07-28)")
         return {}
 
     def initialize(self, params: dict, ctx: Context) -> dict:
         """Negotiate the protocol version (spec basic/lifecycle "Initialization")."""
-        if modern.VERSION_KEY in (params.get("_meta") or ()):
+        if VERSION_KEY in (params.get("_meta") or ()):
             raise RPCError(METHOD_NOT_FOUND, "Method not found: initialize (not part of protocol version 2026-07-28)")
         requested = params.get("protocolVersion")
         if not isinstance(requested, str):
@@ -492,7 +492,7 @@ def _ready(method: Callable) -> Callable:
 
     def guarded(params: dict, ctx: Context) -> Any:
         connection = ctx.session.owner
-        if modern.VERSION_KEY in (params.get("_meta") or ()):
+        if VERSION_KEY in (params.get("_meta") or ()):
             return modern.serve(connection, lambda p, c: method(connection, p, c), params, ctx)
         if ctx.method in ("server/discover", "subscriptions/listen"):
             raise RPCError(METHOD_NOT_FOUND, f"Method not found: {ctx.method} (2026-07-28 only)")

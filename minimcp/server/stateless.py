@@ -1,17 +1,14 @@
-"""The stateless protocol, 2026-07-28: what a request carries, and multi round-trip requests.
+"""The stateless protocol, 2026-07-28, server side: serving one request, discover, listen,
+and the signed ``requestState`` of multi round-trip requests.
 
-spec 2026-07-28 basic (digest base.md §9). There is no handshake: every
-request names its protocol version and the client's capabilities in
-``params._meta``, and the server reads them from that request alone. A
-server never sends the client a request; when a handler needs the client
-(sampling, elicitation, roots) the SDK answers ``input_required`` instead,
-and the client calls again with the answers (MRTR).
+spec 2026-07-28 basic (digest base.md §9); the shared names are in
+:mod:`minimcp.protocol.stateless`.
 
 How minimcp resumes a handler: it *re-runs* it. The handler's
 ``ctx.elicit()`` / ``ctx.sample()`` / ``ctx.list_roots()`` calls find the
 answers the client sent (keyed by call order, or by ``key=``) and return
 them; the first call with no answer yet stops the run with
-:class:`InputRequired`. Answers from earlier rounds ride in ``requestState``,
+:class:`~minimcp.protocol.stateless.InputRequired`. Answers from earlier rounds ride in ``requestState``,
 which is signed (HMAC-SHA256 with the server's secret), expires, and is bound
 to the method and a digest of the request's own params, so a client can
 neither forge nor move it. The server stores nothing between rounds: a
@@ -24,24 +21,11 @@ import time
 from typing import Any, Dict, Optional
 
 from ..errors import RPCError
-from ..protocol.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION
-from ..protocol.versions import LEGACY_VERSIONS
+from ..protocol.jsonrpc import INVALID_PARAMS
+from ..protocol.stateless import (CACHEABLE, MRTR_METHODS, REMOVED_METHODS, SERVER_INFO_KEY, SUBSCRIPTION_KEY,
+                                  InputRequired, RequestMeta, missing_capability)
+from ..protocol.versions import MODERN_VERSION, SUPPORTED_VERSIONS
 
-MODERN_VERSION = "2026-07-28"
-#: Newest first: what server/discover lists, and what -32022 says is supported.
-SUPPORTED_VERSIONS = (MODERN_VERSION,) + tuple(reversed(LEGACY_VERSIONS))
-
-VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
-CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
-LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
-SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
-SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
-
-#: Only these may answer input_required (spec 2026-07-28 basic/patterns/mrtr).
-MRTR_METHODS = ("tools/call", "prompts/get", "resources/read")
-#: Methods a modern request may not use: they belong to the handshake era.
-REMOVED_METHODS = ("initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe")
 #: The extra params of a retry, left out when binding the state to the request.
 _RETRY_KEYS = ("_meta", "inputResponses", "requestState")
 
@@ -51,51 +35,6 @@ def _b64() -> Any:
 
     return base64
 
-
-def modern_version(params: Optional[dict]) -> Optional[str]:
-    """The version a request's ``_meta`` asks for, or None for a handshake-era request."""
-    meta = params.get("_meta") if params else None
-    return meta.get(VERSION_KEY) if type(meta) is dict else None
-
-
-class RequestMeta:
-    """What one modern request says about its client (spec 2026-07-28 basic "Request metadata")."""
-
-    __slots__ = ("version", "capabilities", "client_info", "log_level")
-
-    def __init__(self, params: dict) -> None:
-        meta = params.get("_meta")
-        if type(meta) is not dict or not isinstance(meta.get(VERSION_KEY), str):
-            raise RPCError(INVALID_PARAMS, f"Invalid params: _meta[{VERSION_KEY!r}] is required")
-        self.version: str = meta[VERSION_KEY]
-        if self.version != MODERN_VERSION:
-            raise RPCError(UNSUPPORTED_PROTOCOL_VERSION, f"Unsupported protocol version: {self.version}",
-                           {"supported": list(SUPPORTED_VERSIONS), "requested": self.version})
-        capabilities = meta.get(CAPABILITIES_KEY)
-        if type(capabilities) is not dict:
-            raise RPCError(INVALID_PARAMS, f"Invalid params: _meta[{CAPABILITIES_KEY!r}] (an object) is required")
-        self.capabilities: dict = capabilities
-        info = meta.get(CLIENT_INFO_KEY)
-        self.client_info: dict = info if type(info) is dict else {}  # optional: never trusted anyway
-        self.log_level: Optional[str] = meta.get(LOG_LEVEL_KEY)
-
-    def __repr__(self) -> str:
-        return f"RequestMeta(version={self.version!r}, capabilities={self.capabilities!r})"
-
-
-def missing_capability(capability: str) -> RPCError:
-    """The -32021 error for a request that did not declare what its handler needs."""
-    return RPCError(MISSING_REQUIRED_CLIENT_CAPABILITY,
-                    f"Missing required client capability: {capability}",
-                    {"requiredCapabilities": {capability: {}}})
-
-
-class InputRequired(Exception):
-    """Raised inside a handler (by ``ctx.elicit`` and friends) when it needs the client's answers."""
-
-    def __init__(self, requests: Dict[str, dict]) -> None:
-        super().__init__(f"input required: {sorted(requests)}")
-        self.requests = requests
 
 
 class StateSigner:
@@ -168,9 +107,6 @@ class StateSigner:
 
 # -- serving one modern request ------------------------------------------------------------
 
-#: Results that carry cache hints (spec 2026-07-28 server/utilities/caching).
-CACHEABLE = ("server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list",
-             "resources/read")
 _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -272,97 +208,3 @@ def listen(connection: Any, params: dict, ctx: Any) -> dict:
     finally:
         server.subscriptions.discard(subscription)
     return {"_meta": {SUBSCRIPTION_KEY: ctx.request_id}}
-
-
-# -- HTTP headers that mirror the body (spec 2026-07-28 basic/transports "Streamable HTTP") ------
-
-_TOKEN_CHARS = set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-
-
-def encode_header_value(value: Any) -> str:
-    """A header value for a body value: text as is when it is plain visible ASCII, else
-    ``=?base64?...?=``; integers in decimal; booleans ``true``/``false``."""
-    if value is True or value is False:
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    text = str(value)
-    plain = (text and text == text.strip() and all(0x20 <= ord(c) < 0x7F for c in text)
-             and not (text.startswith("=?base64?") and text.endswith("?=")))
-    return text if plain else "=?base64?" + _b64().b64encode(text.encode("utf-8")).decode("ascii") + "?="
-
-
-def decode_header_value(value: str) -> str:
-    """The body value a header carries (``=?base64?...?=`` decoded, outer spaces ignored).
-
-    Raises:
-        ValueError: the base64 form is malformed.
-    """
-    value = value.strip()
-    if value.startswith("=?base64?") and value.endswith("?="):
-        return _b64().b64decode(value[9:-2], validate=True).decode("utf-8")
-    return value
-
-
-def header_params(schema: dict) -> Optional[Dict[str, str]]:
-    """A tool's ``x-mcp-header`` annotations: argument -> header name (``{}`` when none).
-
-    Returns None when the annotations break the rules (a client MUST then
-    drop the tool): a header name that is not an HTTP token, used twice, or
-    on a property that is not a top-level string, integer or boolean.
-    """
-    found: Dict[str, str] = {}
-    for name, prop in (schema.get("properties") or {}).items():
-        header = prop.get("x-mcp-header") if isinstance(prop, dict) else None
-        if header is None:
-            continue
-        if (not isinstance(header, str) or not header or set(header) - _TOKEN_CHARS
-                or prop.get("type") not in ("string", "integer", "boolean")
-                or header.lower() in (h.lower() for h in found.values())):
-            return None
-        found[name] = header
-    return found
-
-
-def _same(header: str, value: Any) -> bool:
-    """Does a (decoded) header value carry this argument? Integers compare as numbers."""
-    if value is True or value is False:
-        return header == ("true" if value else "false")
-    if isinstance(value, int):
-        try:
-            return int(header) == value
-        except ValueError:
-            return False
-    return header == str(value)
-
-
-def check_headers(message: Any, headers: Dict[str, str], tool_schema: Optional[dict]) -> Optional[str]:
-    """Say what is wrong with the headers of a modern POST, or None (they mirror the body)."""
-    params = message.params or {}
-    meta = params.get("_meta")
-    version = meta.get(VERSION_KEY) if type(meta) is dict else None
-    if version is not None and headers.get("mcp-protocol-version", "").strip() != version:
-        return f"MCP-Protocol-Version header must be {version!r}"  # (no version in _meta: -32602 later)
-    if not hasattr(message, "id"):
-        return None  # notifications: no header rules are defined
-    if headers.get("mcp-method", "").strip() != message.method:
-        return f"Mcp-Method header must be {message.method!r}"
-    try:
-        if message.method in MRTR_METHODS:
-            expected = params.get("uri" if message.method == "resources/read" else "name")
-            if decode_header_value(headers.get("mcp-name", "")) != expected:
-                return f"Mcp-Name header must be {expected!r}"
-        if message.method == "tools/call" and tool_schema is not None:
-            arguments = params.get("arguments") or {}
-            for argument, header in (header_params(tool_schema) or {}).items():
-                given = headers.get("mcp-param-" + header.lower())
-                value = arguments.get(argument)
-                if value is None:
-                    if given is not None:
-                        return f"Mcp-Param-{header} sent without the argument {argument!r}"
-                    continue
-                if given is None or not _same(decode_header_value(given), value):
-                    return f"Mcp-Param-{header} header must carry the argument {argument!r}"
-    except (ValueError, UnicodeError):
-        return "a header's =?base64?...?= value is not valid base64"
-    return None

@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional
 from ..logs import get_logger
 from .content import block_for_version, error_result, tool_result
 from ..errors import CapabilityError, ToolError
-from .stateless import InputRequired
+from ..protocol.stateless import InputRequired
 from .schema import FunctionSchema, is_simple, jsonschema_validate, validate
 from ..session import RequestContext
 
