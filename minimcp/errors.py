@@ -79,6 +79,33 @@ class CapabilityError(MCPError):
         self.capability = capability
 
 
+class Unauthorized(MCPError):
+    """Raise from an HTTP ``auth`` hook to answer 401 with this ``WWW-Authenticate`` challenge."""
+
+    def __init__(self, message: str = "authentication required", www_authenticate: str = "Bearer") -> None:
+        super().__init__(message)
+        self.www_authenticate = www_authenticate
+
+
+class ServerNotFound(MCPError, LookupError):
+    """No host config file names the server asked for; the message lists the files tried."""
+
+
+class ConfigError(MCPError, ValueError):
+    """A config file cannot be used: missing, not JSON, a bad entry, or a variable with no value."""
+
+
+class ServerStartError(MCPError):
+    """One of a hub's servers could not be started; the others were closed.
+
+    ``server`` is its name; the original exception is ``__cause__``.
+    """
+
+    def __init__(self, server: str, cause: BaseException) -> None:
+        super().__init__(f"MCP server {server!r} failed to start: {type(cause).__name__}: {cause}")
+        self.server = server
+
+
 class ToolError(MCPError):
     """Raise inside a tool to report a failure the model should see.
 

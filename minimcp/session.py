@@ -519,6 +519,11 @@ class Session:
     # -- the end ----------------------------------------------------------------
 
     @property
+    def busy(self) -> bool:
+        """True while a request the peer sent is being handled."""
+        return bool(self._in_flight)
+
+    @property
     def closed(self) -> bool:
         """True once the stream has ended or close() was called."""
         return self._close_error is not None or self._closing

@@ -35,7 +35,7 @@ import re
 import sys
 from typing import Any, Callable, Dict, List, Optional, Union
 
-from ..errors import MCPError
+from ..errors import ConfigError, ServerNotFound
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -47,14 +47,6 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # A JSON string (kept), a comment or a trailing comma (blanked out, newlines kept,
 # so json's error line numbers still point into the file as written).
 _JSONC = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.S)
-
-
-class ServerNotFound(MCPError, LookupError):
-    """No config file names the server asked for; the message lists the files tried."""
-
-
-class ConfigError(MCPError, ValueError):
-    """A config file cannot be used: missing, not JSON, a bad entry, or a variable with no value."""
 
 
 # -- where the files are --------------------------------------------------------------------

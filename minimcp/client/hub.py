@@ -18,7 +18,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from .client import Client
 from .connect import connect
 from .config import PathLike, parse_entry
-from ..errors import MCPError, RPCError
+from ..errors import RPCError, ServerStartError
 from ..protocol.jsonrpc import INVALID_PARAMS
 from ..server.server import Server
 from ..session import ProgressCallback
@@ -30,17 +30,6 @@ SEPARATOR = "__"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 Target = Union[Sequence[str], str, dict, Server, Client]
-
-
-class ServerStartError(MCPError):
-    """One of a hub's servers could not be started; the others were closed.
-
-    ``server`` is its name; the original exception is ``__cause__``.
-    """
-
-    def __init__(self, server: str, cause: BaseException) -> None:
-        super().__init__(f"MCP server {server!r} failed to start: {type(cause).__name__}: {cause}")
-        self.server = server
 
 
 def qualified_names(pairs: Sequence[Tuple[str, str]]) -> List[str]:

@@ -41,7 +41,7 @@ from ..protocol.stateless import RequestMeta, modern_version
 from ..protocol.versions import MODERN_VERSION
 from .headers import check_headers
 from ..server.connection import ServerConnection
-from ..errors import MCPError, RPCError
+from ..errors import RPCError, Unauthorized
 from ..protocol.jsonrpc import ErrorResponse, Malformed, Request
 from .streams import EventStore, HTTPSessionTransport, LegacyTransport, MemoryEventStore, OutStream, format_event
 from ..threads import WorkerPool
@@ -57,14 +57,6 @@ _STATUS = {200: "200 OK", 202: "202 Accepted", 400: "400 Bad Request", 401: "401
            403: "403 Forbidden", 404: "404 Not Found", 405: "405 Method Not Allowed",
            406: "406 Not Acceptable", 409: "409 Conflict", 413: "413 Payload Too Large",
            415: "415 Unsupported Media Type", 421: "421 Misdirected Request", 500: "500 Internal Server Error"}
-
-
-class Unauthorized(MCPError):
-    """Raise from an ``auth`` hook to answer 401 with this ``WWW-Authenticate`` challenge."""
-
-    def __init__(self, message: str = "authentication required", www_authenticate: str = "Bearer") -> None:
-        super().__init__(message)
-        self.www_authenticate = www_authenticate
 
 
 def bearer_token_auth(token: str) -> Callable[[Dict[str, str]], str]:

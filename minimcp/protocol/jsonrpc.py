@@ -27,6 +27,8 @@ INTERNAL_ERROR = -32603
 
 # MCP's own codes. -32002 and -32042 exist up to 2025-11-25; the -3202x
 # codes belong to the stateless 2026-07-28 protocol (spec basic/index "Error codes").
+#: An HTTP session id the server does not know (404; used by the official SDKs alike).
+SESSION_NOT_FOUND = -32001
 RESOURCE_NOT_FOUND = -32002
 URL_ELICITATION_REQUIRED = -32042
 HEADER_MISMATCH = -32020

@@ -1,4 +1,13 @@
-"""The protocol versions minimcp speaks (spec: each version's changelog page)."""
+"""Every protocol version minimcp speaks, and what each one knows: the one place for "since" rules.
+
+A version is a date, so versions compare as strings. Code elsewhere never
+compares them itself; it asks ``knows(version, feature)``, and a definition
+or result is cut down for an older client with :func:`strip`. A new spec
+revision is one line in :data:`FEATURES` (spec: each version's changelog
+page) and, if it changes the wire, one constant here.
+"""
+
+from typing import Dict, Optional, Tuple
 
 #: The newest protocol version with the initialize handshake; what the client offers there.
 PROTOCOL_VERSION = "2025-11-25"
@@ -11,3 +20,60 @@ MODERN_VERSION = "2026-07-28"
 
 #: Newest first: what server/discover lists, and what -32022 says is supported.
 SUPPORTED_VERSIONS = (MODERN_VERSION,) + tuple(reversed(LEGACY_VERSIONS))
+
+#: feature -> (the first version that has it, the first that no longer does, or None).
+FEATURES: Dict[str, Tuple[str, Optional[str]]] = {
+    # the wire
+    "batches": ("2025-03-26", "2025-06-18"),            # JSON-RPC batches: 2025-03-26 alone
+    "handshake": ("2024-11-05", "2026-07-28"),          # initialize / initialized / ping
+    "stateless": ("2026-07-28", None),                  # _meta on every request, server/discover
+    "sse_priming": ("2025-11-25", None),                # SSE event ids + retry; a server may close a stream
+    # what a server declares and says about itself
+    "completions": ("2025-03-26", None),                # the completions capability
+    "server_title": ("2025-06-18", None),               # serverInfo.title
+    "elicitation": ("2025-06-18", None),
+    "elicitation_mode": ("2025-11-25", None),           # elicitation/create "mode", URL elicitation
+    "sampling_tools": ("2025-11-25", None),
+    # fields of tool, resource and prompt definitions
+    "tool.annotations": ("2025-03-26", None),
+    "tool.title": ("2025-06-18", None),
+    "tool.outputSchema": ("2025-06-18", None),
+    "tool._meta": ("2025-06-18", None),
+    "tool.icons": ("2025-11-25", None),
+    "tool.execution": ("2025-11-25", None),
+    "resource.title": ("2025-06-18", None),
+    "resource._meta": ("2025-06-18", None),
+    "resource.icons": ("2025-11-25", None),
+    "prompt.title": ("2025-06-18", None),
+    "prompt._meta": ("2025-06-18", None),
+    "prompt.icons": ("2025-11-25", None),
+    # results and content
+    "structured_content": ("2025-06-18", None),         # CallToolResult.structuredContent
+    "content.audio": ("2025-03-26", None),
+    "content.resource_link": ("2025-06-18", None),
+    "content._meta": ("2025-06-18", None),              # _meta and annotations.lastModified on blocks
+    "progress_message": ("2025-03-26", None),           # notifications/progress "message"
+}
+
+#: The version from which every definition field above is known: nothing to strip there.
+_ALL_FIELDS_SINCE = max(since for name, (since, _) in FEATURES.items() if "." in name)
+
+
+def knows(version: str, feature: str) -> bool:
+    """True if protocol ``version`` has ``feature`` (a key of :data:`FEATURES`).
+
+    Raises:
+        KeyError: ``feature`` is not in the table (a typo should fail loudly).
+    """
+    since, until = FEATURES[feature]
+    return since <= version and (until is None or version < until)
+
+
+def strip(definition: dict, kind: str, version: str) -> dict:
+    """``definition`` (of a ``tool``, ``resource`` or ``prompt``) without the fields ``version``
+    does not know. Fields the table does not list are kept; the dict itself is returned when
+    nothing needs to go (the usual case, for current clients)."""
+    if version >= _ALL_FIELDS_SINCE:
+        return definition
+    return {key: value for key, value in definition.items()
+            if FEATURES.get(f"{kind}.{key}", ("", None))[0] <= version}

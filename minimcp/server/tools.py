@@ -69,6 +69,12 @@ class ServerTool:
         self._check_input = checker(self.input_schema)
         self._check_output = checker(self.output_schema) if self.output_schema is not None else None
 
+    @property
+    def can_run_inline(self) -> bool:
+        """True when the function takes no ``ctx``: it can ask the client nothing and cannot see
+        a cancel, so a server may run it on the thread that read the request (no hand-off)."""
+        return self.schema.context_param is None
+
     def definition_for(self, version: str) -> dict:
         """The definition without the fields ``version`` does not know (versions compare as dates)."""
         if version >= "2025-11-25":
