@@ -2,16 +2,20 @@
 what a caller waits on for the request it sent.
 
 :class:`RequestContext` is the engine-level part of an incoming request (id,
-params, cancellation, progress); the server's :class:`minimcp.Context` adds
+params, its handler, cancellation, progress); the server's :class:`minimcp.Context` adds
 what the client negotiated and the requests a handler can make of it.
 ``_Pending`` is an outgoing request: a ``concurrent.futures.Future`` and its
-progress callback.
+progress callback; :class:`Outgoing` is the table of them, by request id. :class:`Batch` gathers the replies to one incoming JSON-RPC
+batch, so they leave as one array.
 """
 
+import itertools
 import threading
-from typing import Any, Callable, Dict, Optional
+import time
+from typing import Any, Callable, Dict, Optional, Tuple
 
-from .protocol.jsonrpc import Request
+from .errors import ConnectionClosed, RPCError
+from .protocol.jsonrpc import Request, Response
 
 #: ``callback(progress, total, message)`` for ``notifications/progress`` about a request.
 ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
@@ -27,14 +31,20 @@ class RequestContext:
         request_id: the JSON-RPC id of the request.
         method: the request's method name.
         params: the request's params (``{}`` when it had none).
+        handler: the function that answers it (from the session's table).
+        batch: the :class:`Batch` it came in, or ``None``.
         progress_token: ``params._meta.progressToken``, or ``None`` when the
             caller did not ask for progress.
     """
 
-    __slots__ = ("session", "request_id", "method", "params", "progress_token", "_cancelled")
+    __slots__ = ("session", "request_id", "method", "params", "progress_token", "handler", "batch", "_cancelled")
 
-    def __init__(self, session: Any, request: Request) -> None:
+    def __init__(self, session: Any, request: Request, handler: Any = None, batch: "Optional[Batch]" = None) -> None:
         self.session = session
+        #: The function that answers it: ``handler(params, ctx)``.
+        self.handler = handler
+        #: The batch the request came in, whose array its answer joins; None for a lone request.
+        self.batch = batch
         self.request_id = request.id
         self.method = request.method
         self.params = params = request.params or {}
@@ -99,10 +109,142 @@ def _futures_module() -> Any:
 class _Pending:
     """One outgoing request waiting for its answer: a ``concurrent.futures.Future``."""
 
-    __slots__ = ("method", "future", "on_progress", "last_progress")
+    __slots__ = ("method", "future", "on_progress", "last_progress", "cancellable")
 
-    def __init__(self, method: str, on_progress: Optional[ProgressCallback]) -> None:
+    def __init__(self, method: str, on_progress: Optional[ProgressCallback], cancellable: bool = True) -> None:
         self.method = method
+        self.cancellable = cancellable
         self.future: Any = _futures_module().Future()
         self.on_progress = on_progress
         self.last_progress: Optional[float] = None
+
+    def wait(self, timeout: float, max_timeout: Optional[float]) -> Any:
+        """Wait for the answer and return it (or raise the peer's error).
+
+        Each progress report restarts the ``timeout`` clock, up to ``max_timeout``
+        seconds in all, when that is given.
+
+        Raises:
+            concurrent.futures.TimeoutError: no answer in time (the caller gives up on it).
+        """
+        future, futures = self.future, _futures_module()
+        started = deadline = time.monotonic()
+        deadline += timeout
+        while True:
+            try:
+                return future.result(max(0.0, deadline - time.monotonic()))
+            except futures.TimeoutError:  # the builtin TimeoutError from Python 3.11
+                if max_timeout is None or self.last_progress is None:
+                    raise
+                extended = min(self.last_progress + timeout, started + max_timeout)
+                if extended <= time.monotonic():
+                    raise
+                deadline = extended
+
+
+
+class Outgoing:
+    """The requests we sent and still wait on, by id: each a :class:`_Pending`.
+
+    The reader resolves them as answers come; when the connection ends,
+    :meth:`close` fails every one at once, and no new one is accepted.
+    """
+
+    def __init__(self) -> None:
+        self._ids = itertools.count(1)
+        self._pending: Dict[Any, _Pending] = {}
+        self._lock = threading.Lock()
+        self._refusal: Optional[ConnectionClosed] = None
+        #: Why the connection ended (set once, by :meth:`close`); None while it is open.
+        self.closed_error: Optional[ConnectionClosed] = None
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def new_id(self) -> int:
+        """A fresh request id (our ids are unique, so they also make good progress tokens)."""
+        return next(self._ids)
+
+    def open(self, method: str, on_progress: Optional[ProgressCallback], cancellable: bool,
+             request_id: Optional[int] = None) -> Tuple[int, _Pending]:
+        """Record a request about to be sent; return its id and record.
+
+        Raises:
+            ConnectionClosed: the connection ended, or is closing.
+        """
+        pending = _Pending(method, on_progress, cancellable)
+        with self._lock:
+            refusal = self.closed_error or self._refusal
+            if refusal is not None:
+                raise refusal
+            if request_id is None:
+                request_id = next(self._ids)
+            self._pending[request_id] = pending
+        return request_id, pending
+
+    def get(self, request_id: Any) -> Optional[_Pending]:
+        """The record of a request still waiting, or None."""
+        return self._pending.get(request_id)
+
+    def pop(self, request_id: Any) -> Optional[_Pending]:
+        """Stop tracking a request; its record if it was still waiting (its answer had not come)."""
+        with self._lock:
+            return self._pending.pop(request_id, None)
+
+    def resolve(self, response: Any) -> bool:
+        """Complete the request a response (or error response) answers; False if none waits for it."""
+        pending = self.pop(response.id)
+        if pending is None:
+            return False
+        if type(response) is Response:
+            pending.future.set_result(response.result)
+        else:
+            pending.future.set_exception(RPCError(response.code, response.message, response.data))
+        return True
+
+    def refuse_new(self, error: ConnectionClosed) -> None:
+        """Accept no new request (the session is closing); those waiting go on waiting."""
+        with self._lock:
+            self._refusal = error
+
+    def close(self, error: ConnectionClosed) -> ConnectionClosed:
+        """The connection ended: fail every waiting request at once with ``error`` (the first
+        reason given wins) and accept no new one. Returns the reason that stands."""
+        with self._lock:
+            if self.closed_error is None:
+                self.closed_error = error
+            error = self.closed_error
+            pending, self._pending = self._pending, {}
+        for item in pending.values():
+            item.future.set_exception(error)
+        return error
+
+
+class Batch:
+    """The replies to one incoming JSON-RPC batch, sent together as one array once all are in.
+
+    MCP allows batches in protocol version 2025-03-26 alone. ``expected`` is
+    how many of the batch's messages get a reply (its requests and malformed
+    entries; notifications and responses get none).
+    """
+
+    __slots__ = ("_waiting", "_replies", "_lock")
+
+    def __init__(self, expected: int) -> None:
+        self._waiting = expected
+        self._replies: list = []
+        self._lock = threading.Lock()
+
+    def add(self, reply: Any) -> Optional[list]:
+        """Count one reply in (``None``: that request gets none, it was cancelled). Return the
+        array to send once the last one is in, if it holds anything; else ``None``."""
+        with self._lock:
+            if reply is not None:
+                self._replies.append(reply)
+            self._waiting -= 1
+            if self._waiting:
+                return None
+            return self._replies or None
+
+    def __repr__(self) -> str:
+        return f"<Batch waiting={self._waiting} replies={len(self._replies)}>"

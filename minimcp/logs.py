@@ -34,6 +34,20 @@ class _LazyLogger:
         return f"<logger {self.name} (lazy)>"
 
 
+def trace(name: str, arrow: str, message: Any) -> None:
+    """Write one message of the wire trace to stderr (``MINIMCP_TRACE=1``): ``→`` sent, ``←`` received."""
+    import sys
+
+    from .protocol import jsonrpc
+
+    try:
+        text = jsonrpc.dumps(message)
+    except (TypeError, ValueError, AttributeError):
+        text = repr(message)
+    sys.stderr.write(f"{name} {arrow} {text}\n")
+    sys.stderr.flush()
+
+
 def get_logger(name: str) -> Any:
     """The logger called ``name``, loaded on first use."""
     return _LazyLogger(name)

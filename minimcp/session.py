@@ -15,35 +15,28 @@ cancellation, progress); it does not assume any handshake happened. Method
 names are strings and params are dicts; ``client.py`` and ``server.py`` sit on
 top and give them meaning.
 
-The threads, each owned and joined by :meth:`Session.close`::
-
-    minimcp-reader-N      loops on transport.read(): a response completes its
-                          pending Future; a request goes to the worker pool; a
-                          notification goes on a queue.Queue. (A stdio server
-                          runs this loop on the main thread: serve_forever().)
-    minimcp-dispatch-N    runs notification callbacks in arrival order (started
-                          on first use); user code never runs on the reader.
-    minimcp-handler-N     a bounded pool running request handlers, so a slow
-                          tool never blocks a ping or a cancel.
+The threads, each owned and joined by :meth:`Session.close` (ARCHITECTURE.md
+draws them): ``minimcp-reader-N`` loops on ``transport.read()`` and hands each
+message to :meth:`Session.accept`; ``minimcp-dispatch-N`` runs notification
+callbacks in arrival order; ``minimcp-handler-N`` is a bounded pool running
+request handlers, so a slow tool never blocks a ping or a cancel. (A stdio
+server reads on its main thread and helpers instead: :meth:`Session.serve_forever`.)
 
 Rules of the house: no lock is held while user code runs, a Future completes,
 or I/O happens; when the stream ends every pending request fails at once
 with ConnectionClosed, so no call can hang forever.
 """
 
-import itertools
-import queue
-import sys
 import threading
 import time
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Iterable, Optional
 
-from .logs import get_logger
+from .logs import get_logger, trace
 from .protocol import jsonrpc
 from .errors import ConnectionClosed, RPCError, Timeout
 from .protocol.jsonrpc import ErrorResponse, Malformed, Notification, Request, Response
-from .inflight import ProgressCallback, RequestContext, _futures_module, _Pending  # noqa: F401 (re-exported)
-from .threads import Readers, WorkerPool, join, start_thread
+from .inflight import Batch, Outgoing, ProgressCallback, RequestContext, _futures_module, _Pending  # noqa: F401 (re-exported)
+from .threads import Dispatcher, Readers, WorkerPool, join, start_thread
 from .transports import Failed
 
 log = get_logger(__name__)
@@ -54,18 +47,12 @@ Handler = Callable[[dict, "RequestContext"], Any]
 
 
 
-class _Batch:
-    """Collects the replies to one incoming JSON-RPC batch, to send them as one array."""
-
-    __slots__ = ("waiting", "replies")
-
-    def __init__(self) -> None:
-        self.waiting: Dict[Any, int] = {}
-        self.replies: list = []
-
-
 def _ping(params: dict, ctx: RequestContext) -> dict:
     return {}
+
+
+def _no_batches() -> bool:
+    return False
 
 
 class Session:
@@ -94,13 +81,23 @@ class Session:
         name: a label for logs and the trace.
         workers: a worker pool to share with other sessions (an HTTP server
             gives all its sessions one); by default the session has its own.
+        close_on_eof: close (and free the workers) when the peer ends the
+            stream: a server serving a connection in the background wants it.
+        inline_methods: methods whose handlers run on the reader itself, in
+            arrival order; only for quick, non-blocking ones (a server's
+            ``initialize``, so a request pipelined right behind it sees the
+            negotiated version).
+        batches: asked when a JSON-RPC batch arrives: may the peer batch now?
+            (MCP allows batches in protocol version 2025-03-26 alone, so the
+            owner answers from what it negotiated.) By default: no.
     """
 
     def __init__(self, transport: Any, handlers: Optional[Dict[str, Handler]] = None,
                  notification_handlers: Optional[Dict[str, Callable[[dict], Any]]] = None, *,
                  owner: Any = None, context_class: type = RequestContext, max_workers: int = 16,
                  timeout: float = 60.0, trace: bool = False, name: str = "minimcp",
-                 workers: Optional[WorkerPool] = None) -> None:
+                 workers: Optional[WorkerPool] = None, close_on_eof: bool = False,
+                 inline_methods: Iterable[str] = (), batches: Optional[Callable[[], bool]] = None) -> None:
         self.transport = transport
         self.handlers: Dict[str, Handler] = {"ping": _ping}
         self.handlers.update(handlers or {})
@@ -110,36 +107,25 @@ class Session:
         self.timeout = timeout
         self.trace = trace
         self.name = name
-        #: JSON-RPC batches are accepted only when this is true (MCP allows
-        #: them in protocol version 2025-03-26 alone; the owner sets it).
-        self.allow_batches = False
-        #: Close (and free the workers) when the peer ends the stream; a
-        #: server serving a connection in the background sets it.
-        self.close_on_eof = False
-        #: Methods whose handlers run on the reader itself, in arrival order;
-        #: only for quick, non-blocking ones (a server's ``initialize``, so a
-        #: request pipelined right behind it sees the negotiated version).
-        self.inline_methods: set = set()
+        self.close_on_eof = close_on_eof
+        self.inline_methods = frozenset(inline_methods)
+        self.batches_allowed: Callable[[], bool] = batches or _no_batches
         self._lock = threading.Lock()
-        self._ids = itertools.count(1)
-        self._pending: Dict[Any, _Pending] = {}
+        self._outgoing = Outgoing()
         self._in_flight: Dict[Any, RequestContext] = {}
         self._drained = threading.Condition(self._lock)
-        self._batches: Dict[Any, _Batch] = {}
         # A pool shared by many sessions (an HTTP server's) is its owner's to shut down.
         self._own_workers = workers is None
         self._workers = WorkerPool(max_workers) if workers is None else workers
-        self._notes: "Optional[queue.SimpleQueue]" = None
-        self._dispatcher: Optional[threading.Thread] = None
+        self._dispatcher = Dispatcher()
         self._reader: Optional[threading.Thread] = None
         self._readers: Optional[Readers] = None  # serve_forever's threads
-        self._close_error: Optional[ConnectionClosed] = None
         self._closing = False
         self._closed = threading.Event()
 
     def __repr__(self) -> str:
-        state = "closed" if self._close_error else "open"
-        return (f"<Session {self.name} {state} pending={len(self._pending)} "
+        state = "closed" if self.closed else "open"
+        return (f"<Session {self.name} {state} pending={len(self._outgoing)} "
                 f"in_flight={len(self._in_flight)} transport={self.transport!r}>")
 
     # -- the reader ---------------------------------------------------------
@@ -163,7 +149,7 @@ class Session:
 
     def _read_loop(self) -> None:
         read = self.transport.read
-        receive = self._receive
+        receive = self.receive
         error: Optional[ConnectionClosed] = None
         try:
             while True:
@@ -178,76 +164,87 @@ class Session:
         if self.close_on_eof:
             self.close(grace=2.0)
 
-    def receive(self, message: Any, inline: bool = False) -> None:
-        """Take in one message that arrived some other way than ``transport.read()``.
+    # -- the one way in ------------------------------------------------------------
 
-        For transports that are pushed to rather than read from (an HTTP
-        server gets each message in a POST): the caller's thread does what
-        the reader thread would, then returns at once. With ``inline``, a
-        request's handler runs on the caller's thread instead of the pool
-        (for handlers that cannot wait on the peer: no hand-off to pay).
+    def accept(self, message: Any, batch: Optional[Batch] = None) -> Optional[RequestContext]:
+        """Take in one message from the peer: the one way in, whoever read it.
+
+        The read loop, :meth:`receive` (an HTTP server's POSTs) and the stdio
+        server's readers (:class:`~minimcp.threads.Readers`) all call this.
+        A response, notification, malformed message or batch is dealt with
+        here and now, in arrival order. A request is checked and registered,
+        and its context returned for the caller to run, where it chooses:
+        :meth:`run` on its own thread, or :meth:`submit` to the worker pool.
+        Returns ``None`` when there is nothing to run (it was answered already).
         """
-        if inline and type(message) is Request:
-            if self.trace:
-                self._trace("←", message)
-            job = self._accept(message)
-            if job is not None:
-                self._run_handler(*job)
-            return
-        self._receive(message)
-
-    def _receive(self, message: Any) -> None:
         if self.trace:
-            self._trace("←", message)
+            trace(self.name, "←", message)
         kind = type(message)
         if kind is Request:
-            self._on_request(message)
-        elif kind is Response or kind is ErrorResponse:
+            return self._accept_request(message, batch)
+        if kind is Response or kind is ErrorResponse:
             self._on_response(message)
         elif kind is Notification:
             self._on_notification(message)
         elif kind is Malformed:
             log.warning("%s: bad message from peer: %s", self.name, message.message)
-            self._reply(message.id, message.error_response())
+            self._answer(batch, message.error_response())
         elif kind is Failed:
-            with self._lock:
-                pending = self._pending.pop(message.request_id, None)
+            pending = self._outgoing.pop(message.request_id)
             if pending is not None:
                 pending.future.set_exception(message.error)
         else:
             self._on_batch(message)
+        return None
 
-    def _on_request(self, request: Request) -> None:
-        job = self._accept(request)
-        if job is not None:
-            self._workers.submit(self._run_handler, *job)
+    def receive(self, message: Any, inline: bool = False) -> None:
+        """Take in one message and run what it asks: on the worker pool, or with ``inline``
+        on the calling thread (for handlers that cannot wait on the peer: no hand-off to pay).
 
-    def _accept(self, request: Request) -> Optional[tuple]:
-        """Check and register an incoming request; return ``(handler, ctx)`` to run, or
-        None when it was answered already (unknown method, duplicate id, an inline method)."""
+        For the read loop, and for transports that are pushed to rather than
+        read from (an HTTP server gets each message in a POST).
+        """
+        ctx = self.accept(message)
+        if ctx is not None:
+            if inline:
+                self.run(ctx)
+            else:
+                self._workers.submit(self.run, ctx)
+
+    def submit(self, ctx: RequestContext) -> None:
+        """Run an accepted request on the worker pool."""
+        self._workers.submit(self.run, ctx)
+
+    @property
+    def max_workers(self) -> int:
+        """The most request handlers that run at once."""
+        return self._workers.max_workers
+
+    def _accept_request(self, request: Request, batch: Optional[Batch]) -> Optional[RequestContext]:
         handler = self.handlers.get(request.method)
         if handler is None:
-            self._reply(request.id, ErrorResponse(
+            self._answer(batch, ErrorResponse(
                 request.id, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {request.method}"))
             return None
-        ctx = self.context_class(self, request)
+        ctx = self.context_class(self, request, handler, batch)
         with self._lock:
             duplicate = request.id in self._in_flight
             if not duplicate:
                 self._in_flight[request.id] = ctx
         if duplicate:
-            self._reply(request.id, ErrorResponse(
+            self._answer(batch, ErrorResponse(
                 request.id, jsonrpc.INVALID_REQUEST, f"Request id {request.id!r} is already in use"))
             return None
         if request.method in self.inline_methods:
-            self._run_handler(handler, ctx)
+            self.run(ctx)
             return None
-        return handler, ctx
+        return ctx
 
-    def _run_handler(self, handler: Handler, ctx: RequestContext) -> None:
+    def run(self, ctx: RequestContext) -> None:
+        """Run an accepted request's handler on this thread and send its answer."""
         request_id = ctx.request_id
         try:
-            result = handler(ctx.params, ctx)
+            result = ctx.handler(ctx.params, ctx)
             reply: Any = Response(request_id, {} if result is None else result)
         except RPCError as exc:
             reply = ErrorResponse(request_id, exc.code, exc.message, exc.data)
@@ -262,25 +259,19 @@ class Session:
             reply = None  # spec basic/utilities/cancellation: send no response
             self.transport.discard(request_id)
         try:
-            self._reply(request_id, reply)
+            self._answer(ctx.batch, reply)
         except (TypeError, ValueError) as exc:  # the result is not JSON
             log.error("%s: result of %r cannot be sent: %s", self.name, ctx.method, exc)
-            self._reply(request_id, ErrorResponse(
+            self._answer(ctx.batch, ErrorResponse(
                 request_id, jsonrpc.INTERNAL_ERROR, f"Internal error: result is not JSON-serialisable: {exc}"))
         except ConnectionClosed:
             log.debug("%s: peer gone before the answer to %r", self.name, request_id)
 
     def _on_response(self, response: Any) -> None:
-        with self._lock:
-            pending = self._pending.pop(response.id, None)
-        if pending is None:
+        if not self._outgoing.resolve(response):
             # Late answers to cancelled or timed-out requests are normal (spec
             # basic/utilities/cancellation); anything else is the peer's bug.
             log.debug("%s: response to unknown request id %r ignored", self.name, response.id)
-        elif type(response) is Response:
-            pending.future.set_result(response.result)
-        else:
-            pending.future.set_exception(RPCError(response.code, response.message, response.data))
 
     def _on_notification(self, note: Notification) -> None:
         params = note.params or {}
@@ -291,10 +282,10 @@ class Session:
             self._on_progress(params)
         handler = self.notification_handlers.get(method)
         if handler is not None:
-            self._dispatch(handler, params)
+            self._dispatcher.dispatch(handler, params)
         catch_all = self.notification_handlers.get("*")  # gets (method, params) of every notification
         if catch_all is not None:
-            self._dispatch(catch_all, method, params)
+            self._dispatcher.dispatch(catch_all, method, params)
 
     def cancel_incoming(self, request_id: Any) -> None:
         """Cancel a request the peer sent, as if it had sent ``notifications/cancelled``
@@ -310,83 +301,38 @@ class Session:
             ctx.cancelled.set()
 
     def _on_progress(self, params: dict) -> None:
-        with self._lock:
-            pending = self._pending.get(params.get("progressToken"))
+        pending = self._outgoing.get(params.get("progressToken"))
         if pending is None:
             return
         pending.last_progress = time.monotonic()  # resets the caller's timeout if it allows
         if pending.on_progress is not None:
-            self._dispatch(pending.on_progress, params.get("progress"), params.get("total"),
+            self._dispatcher.dispatch(pending.on_progress, params.get("progress"), params.get("total"),
                            params.get("message"))
 
     def _on_batch(self, messages: list) -> None:
-        if not self.allow_batches:
-            self._reply(None, ErrorResponse(
+        if not self.batches_allowed():
+            self._send(ErrorResponse(
                 None, jsonrpc.INVALID_REQUEST,
                 "Invalid Request: JSON-RPC batches are allowed only in protocol version 2025-03-26"))
             return
-        batch = _Batch()
+        batch = Batch(sum(1 for m in messages if type(m) is Request or type(m) is Malformed))
         for message in messages:
-            if type(message) is Request or type(message) is Malformed:
-                batch.waiting[message.id] = batch.waiting.get(message.id, 0) + 1
-        with self._lock:
-            for request_id in batch.waiting:
-                if request_id is not None:
-                    self._batches[request_id] = batch
-        for message in messages:
-            if type(message) is Request and message.method == "initialize":
-                # spec 2025-03-26 basic/lifecycle: initialize MUST NOT be part of a batch
-                self._reply(message.id, ErrorResponse(
-                    message.id, jsonrpc.INVALID_REQUEST, "Invalid Request: initialize cannot be batched"))
-            elif type(message) is Malformed:
-                self._reply(message.id, message.error_response(), batch)
-            else:
-                self._receive(message)
+            ctx = self.accept(message, batch)
+            if ctx is not None:
+                self._workers.submit(self.run, ctx)
 
     # -- replies and the dispatcher -------------------------------------------
 
-    def _reply(self, request_id: Any, reply: Any, batch: Optional[_Batch] = None) -> None:
-        """Send the answer to one incoming request (``None``: the answer is dropped)."""
-        if self._batches or batch is not None:
-            with self._lock:
-                batch = batch or self._batches.get(request_id)
-                if batch is not None:
-                    if reply is not None:
-                        batch.replies.append(reply)
-                    batch.waiting[request_id] -= 1
-                    if batch.waiting[request_id] == 0:
-                        del batch.waiting[request_id]
-                        self._batches.pop(request_id, None)
-                    if batch.waiting:
-                        return
-                    reply = batch.replies or None
+    def _answer(self, batch: Optional[Batch], reply: Any) -> None:
+        """Send the answer to one incoming request (``None``: it gets none), or add it to its batch."""
+        if batch is not None:
+            reply = batch.add(reply)  # the whole array, once the batch's last answer is in
         if reply is not None:
             self._send(reply)
 
-    def _dispatch(self, callback: Callable, *args: Any) -> None:
-        """Run a notification callback on the dispatcher thread, in arrival order."""
-        with self._lock:
-            if self._notes is None:
-                self._notes = queue.SimpleQueue()
-                self._dispatcher = start_thread(self._dispatch_loop, "dispatch")
-            notes = self._notes
-        notes.put((callback, args))
-
-    def _dispatch_loop(self) -> None:
-        get = self._notes.get  # type: ignore[union-attr]
-        while True:
-            item = get()
-            if item is None:
-                return
-            callback, args = item
-            try:
-                callback(*args)
-            except Exception:  # a callback cannot kill the loop (websocket-client's rule)
-                log.exception("%s: notification callback %r failed", self.name, callback)
-
     def _send(self, message: Any, related_to: Any = None) -> None:
         if self.trace:
-            self._trace("→", message)
+            trace(self.name, "→", message)
         try:
             if related_to is None:
                 self.transport.write(message)
@@ -396,22 +342,14 @@ class Session:
             raise self._error_for_send(exc) from exc
 
     def _error_for_send(self, exc: Exception) -> ConnectionClosed:
-        return self._close_error or ConnectionClosed(f"cannot send: the connection is closed ({exc})")
-
-    def _trace(self, arrow: str, message: Any) -> None:
-        try:
-            text = jsonrpc.dumps(message)
-        except (TypeError, ValueError, AttributeError):
-            text = repr(message)
-        sys.stderr.write(f"{self.name} {arrow} {text}\n")
-        sys.stderr.flush()
+        return self._outgoing.closed_error or ConnectionClosed(f"cannot send: the connection is closed ({exc})")
 
     # -- the outbound API -----------------------------------------------------
 
     def request(self, method: str, params: Optional[dict] = None, timeout: Optional[float] = None,
                 on_progress: Optional[ProgressCallback] = None,
                 max_timeout: Optional[float] = None, related_to: Any = None,
-                request_id: Optional[int] = None) -> Any:
+                request_id: Optional[int] = None, cancellable: bool = True) -> Any:
         """Send a request and block until its answer comes.
 
         Args:
@@ -428,6 +366,9 @@ class Session:
                 that has a stream per request sends it there.
             request_id: an id from :meth:`new_request_id`, for a caller that
                 may need to :meth:`cancel` the request from another thread.
+            cancellable: tell the peer when we stop waiting (a timeout, Ctrl-C)?
+                False for a request that must never be cancelled (spec
+                basic/utilities/cancellation: MCP's ``initialize``).
 
         Returns:
             The ``result`` of the response.
@@ -438,13 +379,7 @@ class Session:
             ConnectionClosed: the connection ended first, or was already closed.
             KeyboardInterrupt: the request is cancelled at the peer, then re-raised.
         """
-        pending = _Pending(method, on_progress)
-        with self._lock:
-            if self._close_error is not None or self._closing:
-                raise self._close_error or ConnectionClosed("the session is closed")
-            if request_id is None:
-                request_id = next(self._ids)
-            self._pending[request_id] = pending
+        request_id, pending = self._outgoing.open(method, on_progress, cancellable, request_id)
         if on_progress is not None or max_timeout is not None:
             params = dict(params or {})
             meta = dict(params.get("_meta") or {})
@@ -457,49 +392,36 @@ class Session:
             self._give_up(request_id, pending, "interrupted by the user")
             raise
         except BaseException:
-            with self._lock:
-                self._pending.pop(request_id, None)
+            self._outgoing.pop(request_id)
             raise
 
     def _wait(self, request_id: int, pending: _Pending, timeout: float, max_timeout: Optional[float]) -> Any:
-        future = pending.future
-        started = deadline = time.monotonic()
-        deadline += timeout
-        while True:
-            try:
-                return future.result(max(0.0, deadline - time.monotonic()))
-            except _futures_module().TimeoutError:  # the builtin TimeoutError from Python 3.11
-                if max_timeout is None or pending.last_progress is None:
-                    break
-                extended = min(pending.last_progress + timeout, started + max_timeout)
-                if extended <= time.monotonic():
-                    break
-                deadline = extended
-        waited = time.monotonic() - started
-        self._give_up(request_id, pending, f"timed out after {waited:.1f}s")
-        raise Timeout(f"{pending.method} (request {request_id}) got no answer in {waited:.1f}s")
+        started = time.monotonic()
+        try:
+            return pending.wait(timeout, max_timeout)
+        except _futures_module().TimeoutError:
+            waited = time.monotonic() - started
+            self._give_up(request_id, pending, f"timed out after {waited:.1f}s")
+            raise Timeout(f"{pending.method} (request {request_id}) got no answer in {waited:.1f}s") from None
 
     def new_request_id(self) -> int:
         """An id for a request to send later with ``request(..., request_id=...)``."""
-        return next(self._ids)
+        return self._outgoing.new_id()
 
     def cancel(self, request_id: int, reason: str = "cancelled") -> None:
         """Stop waiting for a request another thread sent: it fails with ``ConnectionClosed``
         and the peer is told (``notifications/cancelled``). Unknown ids are ignored."""
-        with self._lock:
-            pending = self._pending.get(request_id)
+        pending = self._outgoing.get(request_id)
         if pending is not None and self._give_up(request_id, pending, reason):  # (unless answered meanwhile)
             pending.future.set_exception(ConnectionClosed(f"{pending.method} was cancelled: {reason}"))
 
     def _give_up(self, request_id: int, pending: _Pending, reason: str) -> bool:
         """Stop waiting for a request; tell the peer. False if its answer already came."""
-        with self._lock:
-            still_pending = self._pending.pop(request_id, None) is not None
+        still_pending = self._outgoing.pop(request_id) is not None
         if still_pending:
             self.transport.abandon(request_id)
-        # spec basic/lifecycle "Timeouts": cancel what we stop waiting for;
-        # basic/utilities/cancellation: initialize MUST NOT be cancelled.
-        if still_pending and pending.method != "initialize" and self._close_error is None:
+        # spec basic/lifecycle "Timeouts": cancel what we stop waiting for (unless it must not be).
+        if still_pending and pending.cancellable and self._outgoing.closed_error is None:
             try:
                 self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
             except ConnectionClosed:
@@ -512,8 +434,8 @@ class Session:
         Raises:
             ConnectionClosed: the connection is closed.
         """
-        if self._close_error is not None:
-            raise self._close_error
+        if self._outgoing.closed_error is not None:
+            raise self._outgoing.closed_error
         self._send(Notification(method, params), related_to)
 
     # -- the end ----------------------------------------------------------------
@@ -526,19 +448,13 @@ class Session:
     @property
     def closed(self) -> bool:
         """True once the stream has ended or close() was called."""
-        return self._close_error is not None or self._closing
+        return self._outgoing.closed_error is not None or self._closing
 
     def _connection_lost(self, error: Optional[ConnectionClosed] = None) -> None:
         """Fail every pending request at once: the peer can no longer answer."""
         if error is None:
             error = ConnectionClosed("the session was closed") if self._closing else self.transport.closed_error()
-        with self._lock:
-            if self._close_error is None:
-                self._close_error = error
-            error = self._close_error
-            pending, self._pending = self._pending, {}
-        for item in pending.values():
-            item.future.set_exception(error)
+        self._outgoing.close(error)
 
     def close(self, grace: float = 0.0) -> None:
         """End the session: stop reading, fail pending requests, join every thread.
@@ -549,6 +465,7 @@ class Session:
         """
         with self._lock:
             first, self._closing = not self._closing, True
+        self._outgoing.refuse_new(ConnectionClosed("the session is closed"))
         if not first:
             if not self._is_own_thread():  # never wait for ourselves: the first closer joins us
                 self._closed.wait(10.0)
@@ -561,7 +478,7 @@ class Session:
 
     def _is_own_thread(self) -> bool:
         current = threading.current_thread()
-        return current is self._reader or current is self._dispatcher or (
+        return current is self._reader or current is self._dispatcher.thread or (
             self._own_workers and current in self._workers.threads) or (
             self._readers is not None and current in self._readers.threads)
 
@@ -576,11 +493,7 @@ class Session:
         self.transport.close()
         join(self._reader, 5.0)
         self._connection_lost(ConnectionClosed("the session was closed"))
-        with self._lock:
-            notes = self._notes
-        if notes is not None:
-            notes.put(None)
-            join(self._dispatcher, 5.0)
+        self._dispatcher.close(5.0)
         if self._own_workers:
             self._workers.shutdown(timeout=5.0)
         if self._readers is not None:

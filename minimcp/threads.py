@@ -12,7 +12,6 @@ import time
 from typing import Any, Callable, Optional
 
 from .errors import ConnectionClosed
-from .protocol.jsonrpc import Request
 from .logs import get_logger
 
 log = get_logger(__name__)
@@ -94,6 +93,52 @@ class WorkerPool:
             join(thread, max(0.0, deadline - time.monotonic()))
 
 
+class Dispatcher:
+    """One thread that runs callbacks in the order they were handed in.
+
+    A session's notification callbacks run here: in the peer's order, and
+    never on the reader (a slow callback must not stop the reading). The
+    thread starts on first use; :meth:`close` ends and joins it.
+    """
+
+    def __init__(self) -> None:
+        self.thread: Optional[threading.Thread] = None
+        self._queue: "Optional[queue.SimpleQueue]" = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def dispatch(self, callback: Callable, *args: Any) -> None:
+        """Run ``callback(*args)`` on the dispatcher thread, after those handed in before."""
+        with self._lock:
+            if self._closed:
+                return
+            if self._queue is None:
+                self._queue = queue.SimpleQueue()
+                self.thread = start_thread(self._loop, "dispatch")
+            self._queue.put((callback, args))
+
+    def _loop(self) -> None:
+        get = self._queue.get  # type: ignore[union-attr]
+        while True:
+            item = get()
+            if item is None:
+                return
+            callback, args = item
+            try:
+                callback(*args)
+            except Exception:  # a callback cannot kill the loop (websocket-client's rule)
+                log.exception("notification callback %r failed", callback)
+            del item, callback, args
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Run what was handed in already, then stop the thread and join it."""
+        with self._lock:
+            self._closed = True
+            if self._queue is not None:
+                self._queue.put(None)
+        join(self.thread, timeout)
+
+
 class Readers:
     """``serve_forever``'s threads: leader/follower, so no request waits for a thread to wake.
 
@@ -143,33 +188,25 @@ class Readers:
                 self.eof = True
                 read_lock.release()
                 return self.error
-            if type(message) is not Request:
-                try:
-                    session._receive(message)
-                finally:
-                    read_lock.release()
-                continue
-            if session.trace:
-                session._trace("←", message)
             try:
-                job = session._accept(message)
+                ctx = session.accept(message)  # responses and notifications: handled right here
             except BaseException:
                 read_lock.release()
                 raise
-            if job is None:
+            if ctx is None:
                 read_lock.release()
                 continue
             with state:
                 handle_here = self.waiting > 0  # someone reads next: handle this one here
-                if not handle_here and len(self.threads) < session._workers.max_workers:
+                if not handle_here and len(self.threads) < session.max_workers:
                     self.threads.append(start_thread(self.run, "handler"))
                     handle_here = True
             if not handle_here:  # every thread is busy: queue it, keep reading
-                session._workers.submit(session._run_handler, *job)
+                session.submit(ctx)
                 read_lock.release()
                 continue
             read_lock.release()
-            session._run_handler(*job)
+            session.run(ctx)
 
     def join(self) -> None:
         """Join the helper threads (after end of stream they leave at once; a stream closed

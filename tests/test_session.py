@@ -225,14 +225,15 @@ def test_duplicate_in_flight_id_is_refused():
 def test_batches_are_refused_unless_allowed():
     """spec 2025-03-26 basic/index: batches MUST be accepted; other versions have none."""
     end, peer_end = memory.pair()
-    session = Session(peer_end)
+    allowed = []
+    session = Session(peer_end, batches=lambda: bool(allowed))
     session.handlers["echo"] = lambda params, ctx: params
     session.start()
     try:
         end.write([jsonrpc.Request(1, "echo", {"n": 1})])
         refused = end.read()
         assert type(refused) is jsonrpc.ErrorResponse and refused.code == jsonrpc.INVALID_REQUEST
-        session.allow_batches = True
+        allowed.append(True)
         end.write([jsonrpc.Request(1, "echo", {"n": 1}), jsonrpc.Notification("notifications/x"),
                    jsonrpc.Request(2, "nope"), jsonrpc.Request(3, "echo", {"n": 3})])
         replies = end.read()

@@ -19,7 +19,7 @@ from .. import __version__
 from . import stateless as client_modern
 from ..http.headers import header_params
 from ..protocol.stateless import CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, SUBSCRIPTION_KEY, VERSION_KEY
-from ..protocol.versions import MODERN_VERSION
+from ..protocol.versions import MODERN_VERSION, knows
 from ..errors import CapabilityError, ProtocolError, RPCError
 from ..protocol.jsonrpc import METHOD_NOT_FOUND
 from ..session import ProgressCallback, Session
@@ -129,7 +129,8 @@ class Client:
             "sampling/createMessage": self._answer_sampling,
             "elicitation/create": self._answer_elicitation,
             "roots/list": self._answer_roots,
-        }, {"*": self._notified}, owner=self, timeout=timeout, trace=trace, name="client")
+        }, {"*": self._notified}, owner=self, timeout=timeout, trace=trace, name="client",
+            batches=lambda: knows(self.protocol_version or PROTOCOL_VERSION, "batches"))
         #: Set by initialize(): what the server said about itself.
         self.protocol_version: Optional[str] = None
         self.server_info: dict = {}
@@ -197,7 +198,7 @@ class Client:
             "protocolVersion": self.protocol if self.protocol in LEGACY_VERSIONS else PROTOCOL_VERSION,
             "capabilities": self.capabilities(),
             "clientInfo": self.client_info,
-        }, timeout=timeout)
+        }, timeout=timeout, cancellable=False)  # spec basic/utilities/cancellation: never cancel initialize
         version = result.get("protocolVersion")
         if version not in LEGACY_VERSIONS:
             raise ProtocolError(f"the server chose protocol version {version!r}; minimcp speaks "
@@ -206,7 +207,6 @@ class Client:
         self.server_info = result.get("serverInfo") or {}
         self.server_capabilities = result.get("capabilities") or {}
         self.instructions = result.get("instructions")
-        self.session.allow_batches = version == "2025-03-26"
         self.session.notify("notifications/initialized")
         self.session.transport.negotiated(version)
         return result

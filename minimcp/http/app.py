@@ -241,7 +241,7 @@ class MCPApp:
             return self._post_modern(parsed, headers, principal, start_response)
         messages = parsed if type(parsed) is list else [parsed]
         connection, new_session = self._connection_for(messages, headers, principal)
-        if type(parsed) is list and not connection.session.allow_batches:
+        if type(parsed) is list and not connection.allows_batches():
             raise _HTTPError(400, "Invalid Request: JSON-RPC batches are allowed only in protocol version 2025-03-26")
         requests = {m.id for m in messages if type(m) is Request}
         if not requests:
@@ -316,7 +316,6 @@ class MCPApp:
             if not initializing:
                 # spec 2025-06-18 basic/transports: no header means 2025-03-26
                 connection.protocol_version = version or "2025-03-26"
-                connection.session.allow_batches = connection.protocol_version == "2025-03-26"
             return connection, None
         if initializing:
             self._expire_idle()

@@ -1,0 +1,82 @@
+"""The MCP method table: every request a minimcp server answers, the code that answers it, and
+the protocol eras that have it.
+
+Two eras share one endpoint (spec: each version's basic/lifecycle page):
+
+- ``HANDSHAKE``: 2024-11-05 … 2025-11-25. The client sends ``initialize``
+  first; the connection remembers what was negotiated.
+- ``STATELESS``: 2026-07-28. No handshake: every request names its version
+  and capabilities in ``params._meta`` and is served on its own.
+
+One guard applies the era rules to every method, so no handler checks them:
+a stateless request for a handshake-only method, or a handshake request for
+a stateless-only one, is ``-32601`` (that era has no such method); a
+handshake request before ``initialize`` is ``-32600`` (but ``initialize``
+itself and ``ping`` come first); a stateless request goes through
+:func:`minimcp.server.stateless.serve`, which reads its ``_meta`` and
+finishes its result.
+"""
+
+from typing import Any, Callable, Dict, Tuple
+
+from ..errors import RPCError
+from ..protocol.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND
+from ..protocol.stateless import VERSION_KEY
+from ..protocol.versions import MODERN_VERSION
+from . import stateless
+from .connection import ServerConnection
+from .context import Context
+
+HANDSHAKE, STATELESS, BOTH = "handshake", "stateless", "both"
+
+#: The handshake-era requests a client may send before ``initialize`` (spec basic/lifecycle).
+BEFORE_INITIALIZE = ("initialize", "ping")
+
+#: method -> (the code that answers it: ``answer(connection, params, ctx)``, the eras that have it)
+METHODS: Dict[str, Tuple[Callable[[Any, dict, Context], Any], str]] = {
+    "initialize":               (ServerConnection.initialize, HANDSHAKE),
+    "ping":                     (ServerConnection.ping, HANDSHAKE),
+    "logging/setLevel":         (ServerConnection.set_level, HANDSHAKE),
+    "resources/subscribe":      (ServerConnection.subscribe, HANDSHAKE),
+    "resources/unsubscribe":    (ServerConnection.unsubscribe, HANDSHAKE),
+    "server/discover":          (stateless.discover, STATELESS),
+    "subscriptions/listen":     (stateless.listen, STATELESS),
+    "tools/list":               (ServerConnection.list_tools, BOTH),
+    "tools/call":               (ServerConnection.call_tool, BOTH),
+    "resources/list":           (ServerConnection.list_resources, BOTH),
+    "resources/templates/list": (ServerConnection.list_resource_templates, BOTH),
+    "resources/read":           (ServerConnection.read_resource, BOTH),
+    "prompts/list":             (ServerConnection.list_prompts, BOTH),
+    "prompts/get":              (ServerConnection.get_prompt, BOTH),
+    "completion/complete":      (ServerConnection.complete, BOTH),
+}
+
+
+def guarded(method: str, answer: Callable[[Any, dict, Context], Any], era: str) -> Callable[[dict, Context], Any]:
+    """``answer`` wrapped in the era rules (see the module docstring), as a session handler."""
+    handshake_only, stateless_only = era == HANDSHAKE, era == STATELESS
+    needs_initialize = method not in BEFORE_INITIALIZE
+
+    def handler(params: dict, ctx: Context) -> Any:
+        connection = ctx.session.owner
+        meta = params.get("_meta")
+        if type(meta) is dict and VERSION_KEY in meta:  # a stateless request
+            if handshake_only:
+                raise RPCError(METHOD_NOT_FOUND, f"Method not found: {method} "
+                                                 f"(not part of protocol version {MODERN_VERSION})")
+            return stateless.serve(connection, lambda p, c: answer(connection, p, c), params, ctx)
+        if stateless_only:
+            raise RPCError(METHOD_NOT_FOUND, f"Method not found: {method} ({MODERN_VERSION} only)")
+        if needs_initialize and connection.protocol_version is None:
+            raise RPCError(INVALID_REQUEST, "Invalid Request: the session is not initialized; "
+                                            "send initialize first")
+        return answer(connection, params, ctx)
+
+    handler.__qualname__ = f"answer[{method}]"  # what a traceback or the trace shows
+    return handler
+
+
+#: What a server connection's session gets: ``method -> handler(params, ctx)``, built once for all
+#: connections (each handler finds its connection as ``ctx.session.owner``).
+HANDLERS: Dict[str, Callable[[dict, Context], Any]] = {
+    method: guarded(method, answer, era) for method, (answer, era) in METHODS.items()}
