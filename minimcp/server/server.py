@@ -6,11 +6,16 @@ client). Each connection gets a :class:`~minimcp.server.connection.ServerConnect
 (the threads) and answers the MCP methods from its ``handlers()`` table.
 
 Protocol versions: the handshake versions 2024-11-05 … 2025-11-25 are
-served. What a client's negotiated version does not know is left out of
-what it is sent: tool/resource/prompt ``title``, ``icons``,
-``outputSchema`` and ``annotations`` are dropped, a result's
-``structuredContent`` too, and ``audio`` / ``resource_link`` content
-becomes a text block describing it (see :func:`minimcp.server.content.block_for_version`).
+served, and 2026-07-28 (stateless) requests. What a client's version does
+not know is left out of what it is sent: tool/resource/prompt ``title``,
+``icons``, ``outputSchema`` and ``annotations`` are dropped
+(:func:`minimcp.protocol.versions.strip`), a result's ``structuredContent``
+too, and ``audio`` / ``resource_link`` content becomes a text block
+describing it (:func:`minimcp.server.content.result_for_version`); the
+rules, one line per feature, are :data:`minimcp.protocol.versions.FEATURES`.
+
+Errors that differ by version: an unknown resource URI is ``-32002`` in the
+handshake versions and ``-32602`` from 2026-07-28 on.
 """
 
 import os
@@ -25,7 +30,7 @@ from ..errors import RPCError
 from ..protocol.jsonrpc import INVALID_PARAMS
 from .stateless import StateSigner
 from .tools import ServerTool
-from ..protocol.versions import PROTOCOL_VERSION
+from ..protocol.versions import PROTOCOL_VERSION, knows
 
 if TYPE_CHECKING:  # pragma: no cover - loaded when a resource or prompt is registered
     from .prompts import ServerPrompt
@@ -67,8 +72,10 @@ class Server:
         max_workers: the most requests handled at once per connection.
         timeout: seconds the server waits for the client to answer its requests.
         trace: print every message to stderr (also ``MINIMCP_TRACE=1``).
-        cache_ttl_ms, cache_scope: the cache hints sent with 2026-07-28 list,
-            read and discover results (0: re-fetch on next use).
+        cache_ttl_ms, cache_scope: the cache hints sent with 2026-07-28 list
+            and discover results (0: re-fetch on next use). A resource read
+            gets ``cache_ttl_ms`` too, but its resource's own scope (see
+            :meth:`add_resource`: ``"private"`` unless told otherwise).
         state_secret: the key that signs 2026-07-28 ``requestState``; give all
             workers of a deployment the same one (default: random per process).
     """
@@ -199,9 +206,13 @@ class Server:
                      cache_scope: str = "private") -> "ServerResource":
         """Register ``fn`` to answer ``resources/read`` for ``uri`` (a URI or an RFC 6570 template).
 
-        ``fn`` returns ``str`` (text), ``bytes`` (a blob), or JSON-able data.
+        ``fn`` returns ``str`` (text), ``bytes`` (a blob), or JSON-able data;
+        raising ``LookupError`` means "no such resource" (``-32002``, or
+        ``-32602`` for a 2026-07-28 request).
         ``ttl_ms`` / ``cache_scope`` are the cache hints of its 2026-07-28
-        reads (default: the server's ``cache_ttl_ms``, scope ``"private"``).
+        reads (default: the server's ``cache_ttl_ms``, and scope ``"private"``
+        whatever the server's scope, since a read is often one user's data;
+        pass ``cache_scope="public"`` for contents the same for everyone).
         Registering while clients are connected sends them
         ``notifications/resources/list_changed``.
 
@@ -374,14 +385,14 @@ class Server:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if self._tools or not (self._prompts or self._resources or self._templates):
             caps["tools"] = {"listChanged": True}
-        if self._completers and version >= "2025-03-26":
+        if self._completers and knows(version, "completions"):
             caps["completions"] = {}
         return caps
 
     def initialize_result(self, version: str) -> dict:
         """The ``initialize`` result for a client that negotiated ``version``."""
         info: Dict[str, Any] = {"name": self.name, "version": self.version}
-        if self.title and version >= "2025-06-18":
+        if self.title and knows(version, "server_title"):
             info["title"] = self.title
         result: Dict[str, Any] = {"protocolVersion": version, "capabilities": self.capabilities(version),
                                   "serverInfo": info}
