@@ -19,15 +19,13 @@ handshake versions and ``-32602`` from 2026-07-28 on.
 """
 
 import os
-import signal
 import threading
+from collections import ChainMap
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
-from ..logs import get_logger
+from .completion import Completers
 from .connection import Context, ServerConnection
 from .logbridge import LogBridge
-from ..errors import RPCError
-from ..protocol.jsonrpc import INVALID_PARAMS
 from .stateless import StateSigner
 from .tools import ServerTool
 from ..protocol.versions import PROTOCOL_VERSION, knows
@@ -35,8 +33,6 @@ from ..protocol.versions import PROTOCOL_VERSION, knows
 if TYPE_CHECKING:  # pragma: no cover - loaded when a resource or prompt is registered
     from .prompts import ServerPrompt
     from .resources import ServerResource
-
-log = get_logger(__name__)
 
 __all__ = ["Server", "Context"]
 
@@ -105,7 +101,7 @@ class Server:
         self._resources: Dict[str, "ServerResource"] = {}
         self._templates: Dict[str, "ServerResource"] = {}
         self._prompts: Dict[str, "ServerPrompt"] = {}
-        self._completers: Dict[Tuple[str, str, str], Callable] = {}
+        self._completers = Completers()
         self._lock = threading.Lock()
         self._connections: List[ServerConnection] = []
 
@@ -347,12 +343,12 @@ class Server:
 
     def add_completer(self, fn: Callable, *, prompt: Optional[str] = None, resource: Optional[str] = None,
                       argument: str) -> None:
-        """Register ``fn`` as the completer of ``argument`` of a prompt or a resource template."""
-        if (prompt is None) == (resource is None):
-            raise TypeError("name exactly one of prompt= or resource=")
-        key = ("ref/prompt", prompt, argument) if prompt is not None else ("ref/resource", resource, argument)
-        takes_context = getattr(getattr(fn, "__code__", None), "co_argcount", 1) >= 2
-        self._completers[key] = fn if takes_context else (lambda value, context: fn(value))  # type: ignore
+        """Register ``fn`` as the completer of ``argument`` of a prompt or a resource template.
+
+        Raises:
+            TypeError: both or neither of ``prompt`` and ``resource`` were given.
+        """
+        self._completers.add(fn, prompt, resource, argument)
 
     def find_completer(self, ref: dict, argument: str) -> Optional[Callable]:
         """The completer for a ``completion/complete`` reference and argument.
@@ -360,15 +356,7 @@ class Server:
         Raises:
             RPCError: ``-32602`` when the reference names no prompt or resource.
         """
-        kind = ref.get("type")
-        key = ref.get("name") if kind == "ref/prompt" else ref.get("uri")
-        if kind == "ref/prompt" and key not in self._prompts:
-            raise RPCError(INVALID_PARAMS, f"Unknown prompt: {key!r}")
-        if kind == "ref/resource" and key not in self._templates and key not in self._resources:
-            raise RPCError(INVALID_PARAMS, f"Unknown resource or template: {key!r}")
-        if kind not in ("ref/prompt", "ref/resource"):
-            raise RPCError(INVALID_PARAMS, f"Unknown reference type {kind!r}; use ref/prompt or ref/resource")
-        return self._completers.get((kind, key, argument))  # type: ignore[arg-type]
+        return self._completers.find(ref, argument, self._prompts, ChainMap(self._resources, self._templates))
 
     # -- the handshake -------------------------------------------------------------------------
 
@@ -466,41 +454,6 @@ class Server:
         ``websocket_path="/ws"`` also serves WebSocket there (not an MCP
         standard transport); ``"websocket"`` serves only that, at ``/ws``.
         """
-        if transport in ("http", "websocket"):
-            from ..http.wsgiserver import serve
+        from .running import run  # late: signals and sockets are the running process's business
 
-            if transport == "websocket":
-                websocket_path = websocket_path or "/ws"
-                app: Any = _not_found
-            else:
-                app = self.wsgi_app(**options)
-            serve(app, host, port, websockets={websocket_path: self} if websocket_path else None)
-            return
-        if transport != "stdio":
-            raise ValueError(f"unknown transport {transport!r}; use 'stdio', 'http' or 'websocket'")
-        from ..transports.stdio import StdioTransport, watch_parent
-
-        in_main = threading.current_thread() is threading.main_thread()
-        previous = signal.signal(signal.SIGTERM, _raise_interrupt) if in_main else None
-        stop_watching = watch_parent(lambda: os.kill(os.getpid(), signal.SIGTERM)) if in_main else None
-        try:
-            self.serve(StdioTransport.for_current_process(), background=False)
-        except KeyboardInterrupt:
-            log.info("interrupted; shutting down")
-            for connection in self.connections():
-                connection.session.close()
-        finally:
-            if stop_watching is not None:
-                stop_watching()
-            if in_main:
-                signal.signal(signal.SIGTERM, previous)
-            self.log_bridge.uninstall()
-
-
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
-
-
-def _not_found(environ: dict, start_response: Callable) -> List[bytes]:
-    start_response("404 Not Found", [("Content-Type", "text/plain"), ("Content-Length", "39")])
-    return [b"this server speaks MCP over WebSocket\n"]
+        run(self, transport, host, port, websocket_path, options)
