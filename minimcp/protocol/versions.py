@@ -5,9 +5,16 @@ compares them itself; it asks ``knows(version, feature)``, and a definition
 or result is cut down for an older client with :func:`strip`. A new spec
 revision is one line in :data:`FEATURES` (spec: each version's changelog
 page) and, if it changes the wire, one constant here.
+
+What an older client is sent goes through two functions: :func:`strip`
+here for tool, resource and prompt definitions (fields are only ever
+left out), and :func:`minimcp.server.content.result_for_version` for
+results and content blocks (a block an old client lacks is rewritten as
+text, which is content's business) — both driven by :func:`knows`.
 """
 
-from typing import Dict, Optional, Tuple
+import functools
+from typing import Dict, FrozenSet, Optional, Tuple
 
 #: The newest protocol version with the initialize handshake; what the client offers there.
 PROTOCOL_VERSION = "2025-11-25"
@@ -53,10 +60,8 @@ FEATURES: Dict[str, Tuple[str, Optional[str]]] = {
     "content.resource_link": ("2025-06-18", None),
     "content._meta": ("2025-06-18", None),              # _meta and annotations.lastModified on blocks
     "progress_message": ("2025-03-26", None),           # notifications/progress "message"
+    "cache_hints": ("2026-07-28", None),                # ttlMs + cacheScope on list, read, discover results
 }
-
-#: The version from which every definition field above is known: nothing to strip there.
-_ALL_FIELDS_SINCE = max(since for name, (since, _) in FEATURES.items() if "." in name)
 
 
 def knows(version: str, feature: str) -> bool:
@@ -71,9 +76,17 @@ def knows(version: str, feature: str) -> bool:
 
 def strip(definition: dict, kind: str, version: str) -> dict:
     """``definition`` (of a ``tool``, ``resource`` or ``prompt``) without the fields ``version``
-    does not know. Fields the table does not list are kept; the dict itself is returned when
-    nothing needs to go (the usual case, for current clients)."""
-    if version >= _ALL_FIELDS_SINCE:
+    does not know (the ``kind.field`` rows of :data:`FEATURES`). Fields the table does not list
+    are kept; the dict itself is returned when nothing needs to go (the usual case)."""
+    lacking = _lacking(kind, version)
+    if lacking.isdisjoint(definition):
         return definition
-    return {key: value for key, value in definition.items()
-            if FEATURES.get(f"{kind}.{key}", ("", None))[0] <= version}
+    return {key: value for key, value in definition.items() if key not in lacking}
+
+
+@functools.lru_cache(maxsize=64)  # a few kinds times a few versions; bounded for odd strings
+def _lacking(kind: str, version: str) -> FrozenSet[str]:
+    """The fields of a ``kind`` definition that ``version`` does not know."""
+    prefix = kind + "."
+    return frozenset(name[len(prefix):] for name in FEATURES
+                     if name.startswith(prefix) and not knows(version, name))

@@ -25,6 +25,9 @@ import json
 import os
 from typing import Any, Optional, Union
 
+from ..protocol.versions import knows
+
+
 def _b64(data: bytes) -> bytes:
     import base64  # late: most servers never send binary content
 
@@ -186,21 +189,39 @@ def _block(item: Any) -> dict:
     return item.to_block() if isinstance(item, _HELPERS) else item
 
 
+# -- what an older client is sent (the rules are protocol.versions.FEATURES) ----------------
+
+#: What a tool result or its blocks may hold that an older protocol version lacks.
+_RESULT_FEATURES = ("structured_content", "content.audio", "content.resource_link", "content._meta")
+
+
+def result_for_version(result: dict, version: str) -> dict:
+    """A ``CallToolResult`` as ``version`` knows it: ``structuredContent`` left out before
+    2025-06-18, each block through :func:`block_for_version`. Returned as is for a client
+    that knows everything (the usual case)."""
+    if all(knows(version, feature) for feature in _RESULT_FEATURES):
+        return result
+    if not knows(version, "structured_content"):
+        result = {k: v for k, v in result.items() if k != "structuredContent"}
+    result["content"] = [block_for_version(block, version) for block in result["content"]]
+    return result
+
+
 def block_for_version(block: dict, version: str) -> dict:
     """Rewrite a content block a client's protocol version does not know.
 
-    ``audio`` (2025-03-26+) and ``resource_link`` (2025-06-18+) become text
-    blocks that say what was there, so an older client still sees something
-    meaningful instead of a block it must reject; ``_meta`` and
-    ``annotations.lastModified`` (2025-06-18+) are left out.
+    ``audio`` and ``resource_link`` become text blocks that say what was
+    there, so an older client still sees something meaningful instead of a
+    block it must reject; ``_meta`` and ``annotations.lastModified`` are
+    left out (``content.*`` in ``versions.FEATURES`` says since when).
     """
     kind = block.get("type")
-    if kind == "audio" and version < "2025-03-26":
+    if kind == "audio" and not knows(version, "content.audio"):
         return {"type": "text", "text": f"[audio ({block.get('mimeType')}) left out: the client's protocol "
                                         f"version {version} has no audio content]"}
-    if kind == "resource_link" and version < "2025-06-18":
+    if kind == "resource_link" and not knows(version, "content.resource_link"):
         return {"type": "text", "text": f"{block.get('name')}: {block.get('uri')}"}
-    if version < "2025-06-18" and ("_meta" in block or "lastModified" in block.get("annotations", {})):
+    if not knows(version, "content._meta") and ("_meta" in block or "lastModified" in block.get("annotations", {})):
         block = {k: v for k, v in block.items() if k != "_meta"}
         if "annotations" in block:
             block["annotations"] = {k: v for k, v in block["annotations"].items() if k != "lastModified"}

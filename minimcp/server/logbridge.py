@@ -9,6 +9,8 @@ import sys
 import threading
 from typing import Any, Dict
 
+from ..protocol.levels import from_python
+
 
 class LogBridge:
     """Forward ``logging`` records made inside a handler to that handler's client.
@@ -49,10 +51,8 @@ class LogBridge:
         ctx = self._contexts.get(threading.get_ident())
         if ctx is None or record.name.startswith("minimcp"):
             return
-        level = ("critical" if record.levelno >= 50 else "error" if record.levelno >= 40 else
-                 "warning" if record.levelno >= 30 else "info" if record.levelno >= 20 else "debug")
         try:
-            ctx.log(level, self._handler.format(record), logger=record.name)
+            ctx.log(from_python(record.levelno), self._handler.format(record), logger=record.name)
         except Exception:
             self._handler.handleError(record)
 

@@ -16,12 +16,10 @@ from typing import Any, Callable, Dict, List, Optional
 from .content import Message, block_for_version
 from ..errors import RPCError
 from ..protocol.jsonrpc import INVALID_PARAMS
+from ..protocol.versions import strip
 from .resources import _CONVERT
 from .schema import parse_docstring
 from ..session import RequestContext
-
-_FIELD_SINCE = {"title": "2025-06-18", "_meta": "2025-06-18", "icons": "2025-11-25"}
-
 
 class ServerPrompt:
     """A registered prompt: its arguments, its definition, and how to render it."""
@@ -72,10 +70,8 @@ class ServerPrompt:
         self.definition = definition
 
     def definition_for(self, version: str) -> dict:
-        """The definition without the fields ``version`` does not know."""
-        if version >= "2025-11-25":
-            return self.definition
-        return {k: v for k, v in self.definition.items() if _FIELD_SINCE.get(k, "") <= version}
+        """The definition without the fields ``version`` does not know (``prompt.*`` in ``versions.FEATURES``)."""
+        return strip(self.definition, "prompt", version)
 
     def get(self, arguments: Dict[str, Any], ctx: RequestContext, version: str) -> dict:
         """Render the prompt: the ``GetPromptResult`` for ``prompts/get``.

@@ -8,8 +8,16 @@ variables bound to the function's parameters (converted to the annotated
 ``int``/``float``/``bool``).
 
 A function that raises ``LookupError`` (``KeyError``, ``IndexError``) is
-saying "no such resource": the client gets ``-32002`` (spec server/resources
-"Error Handling"), as for a URI nothing matches.
+saying "no such resource", as is a URI nothing matches: the client gets
+``-32002`` in the handshake versions (spec server/resources "Error
+Handling"), ``-32602`` from 2026-07-28 on (which dropped -32002).
+
+Caching (2026-07-28): a read carries the resource's ``cacheScope``,
+``"private"`` unless it was registered with another. A read is often
+somebody's own data (it may depend on ``ctx.principal``), and a private
+hint is never wrong, where a public one lets a shared cache hand one user's
+contents to another (spec 2026-07-28 basic, caching hints; digest base.md §9.7). Its ``ttlMs`` is the
+resource's ``ttl_ms``, else the server's ``cache_ttl_ms``.
 
 Templates: ``{var}`` matches one path segment (no ``/``) and is
 percent-decoded, as level-1 expansion encodes; ``{+var}`` (reserved
@@ -25,11 +33,10 @@ from .content import resource_contents
 from ..errors import RPCError
 from .schema import _lazy_re
 from ..protocol.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND
+from ..protocol.versions import knows, strip
 from ..session import RequestContext
 
 _VARIABLE = _lazy_re(r"\{(\+?)([A-Za-z_][A-Za-z0-9_]*)\}")
-#: The first protocol version that knows each resource field.
-_FIELD_SINCE = {"title": "2025-06-18", "_meta": "2025-06-18", "icons": "2025-11-25"}
 
 
 def _parse_bool(text: str) -> bool:
@@ -60,7 +67,7 @@ class ServerResource:
                  cache_scope: str = "private") -> None:
         self.fn = fn
         self.uri = uri
-        #: Cache hints for 2026-07-28 reads (None: the server's defaults).
+        #: Cache hints for 2026-07-28 reads (``ttl_ms`` None: the server's ``cache_ttl_ms``).
         self.ttl_ms, self.cache_scope = ttl_ms, cache_scope
         self.mime_type = mime_type
         self.variables = [m.group(2) for m in _VARIABLE.finditer(uri)]
@@ -108,16 +115,17 @@ class ServerResource:
         return {k: unquote(v) for k, v in found.groupdict().items()}
 
     def definition_for(self, version: str) -> dict:
-        """The definition without the fields ``version`` does not know."""
-        if version >= "2025-11-25":
-            return self.definition
-        return {k: v for k, v in self.definition.items() if _FIELD_SINCE.get(k, "") <= version}
+        """The definition without the fields ``version`` does not know (``resource.*`` in ``versions.FEATURES``)."""
+        return strip(self.definition, "resource", version)
 
     def read(self, uri: str, variables: Dict[str, str], ctx: RequestContext) -> dict:
-        """Call the function and build the ``ReadResourceResult``.
+        """Call the function and build the ``ReadResourceResult`` (with this resource's cache
+        hints for a 2026-07-28 request; the server adds its ``ttlMs`` when this has none).
 
         Raises:
-            RPCError: ``-32602`` when a variable does not convert to its type.
+            RPCError: ``-32602`` when a variable does not convert to its type;
+                ``-32002`` when the function raises ``LookupError`` (the
+                connection makes that ``-32602`` for a 2026-07-28 request).
         """
         kwargs: Dict[str, Any] = {}
         for name, text in variables.items():
@@ -133,8 +141,15 @@ class ServerResource:
         except LookupError as exc:
             raise RPCError(RESOURCE_NOT_FOUND, f"Resource not found: {uri} ({exc})", {"uri": uri}) from None
         if type(value) is list and value and all(type(v) is dict and "uri" in v for v in value):
-            return {"contents": value}  # already ResourceContents: several entries (a directory, say)
-        return {"contents": [resource_contents(uri, value, self.mime_type)]}
+            result: Dict[str, Any] = {"contents": value}  # already ResourceContents: several (a directory, say)
+        else:
+            result = {"contents": [resource_contents(uri, value, self.mime_type)]}
+        version = getattr(ctx, "protocol_version", None)  # a server Context has one; a bare RequestContext not
+        if version is not None and knows(version, "cache_hints"):
+            result["cacheScope"] = self.cache_scope
+            if self.ttl_ms is not None:
+                result["ttlMs"] = self.ttl_ms
+        return result
 
     def __repr__(self) -> str:
         kind = "template" if self.is_template else "resource"

@@ -6,32 +6,33 @@ client). Each connection gets a :class:`~minimcp.server.connection.ServerConnect
 (the threads) and answers the MCP methods from its ``handlers()`` table.
 
 Protocol versions: the handshake versions 2024-11-05 … 2025-11-25 are
-served. What a client's negotiated version does not know is left out of
-what it is sent: tool/resource/prompt ``title``, ``icons``,
-``outputSchema`` and ``annotations`` are dropped, a result's
-``structuredContent`` too, and ``audio`` / ``resource_link`` content
-becomes a text block describing it (see :func:`minimcp.server.content.block_for_version`).
+served, and 2026-07-28 (stateless) requests. What a client's version does
+not know is left out of what it is sent: tool/resource/prompt ``title``,
+``icons``, ``outputSchema`` and ``annotations`` are dropped
+(:func:`minimcp.protocol.versions.strip`), a result's ``structuredContent``
+too, and ``audio`` / ``resource_link`` content becomes a text block
+describing it (:func:`minimcp.server.content.result_for_version`); the
+rules, one line per feature, are :data:`minimcp.protocol.versions.FEATURES`.
+
+Errors that differ by version: an unknown resource URI is ``-32002`` in the
+handshake versions and ``-32602`` from 2026-07-28 on.
 """
 
 import os
-import signal
 import threading
+from collections import ChainMap
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
-from ..logs import get_logger
+from .completion import Completers
 from .connection import Context, ServerConnection
 from .logbridge import LogBridge
-from ..errors import RPCError
-from ..protocol.jsonrpc import INVALID_PARAMS
 from .stateless import StateSigner
 from .tools import ServerTool
-from ..protocol.versions import PROTOCOL_VERSION
+from ..protocol.versions import PROTOCOL_VERSION, knows
 
 if TYPE_CHECKING:  # pragma: no cover - loaded when a resource or prompt is registered
     from .prompts import ServerPrompt
     from .resources import ServerResource
-
-log = get_logger(__name__)
 
 __all__ = ["Server", "Context"]
 
@@ -67,8 +68,10 @@ class Server:
         max_workers: the most requests handled at once per connection.
         timeout: seconds the server waits for the client to answer its requests.
         trace: print every message to stderr (also ``MINIMCP_TRACE=1``).
-        cache_ttl_ms, cache_scope: the cache hints sent with 2026-07-28 list,
-            read and discover results (0: re-fetch on next use).
+        cache_ttl_ms, cache_scope: the cache hints sent with 2026-07-28 list
+            and discover results (0: re-fetch on next use). A resource read
+            gets ``cache_ttl_ms`` too, but its resource's own scope (see
+            :meth:`add_resource`: ``"private"`` unless told otherwise).
         state_secret: the key that signs 2026-07-28 ``requestState``; give all
             workers of a deployment the same one (default: random per process).
     """
@@ -98,7 +101,7 @@ class Server:
         self._resources: Dict[str, "ServerResource"] = {}
         self._templates: Dict[str, "ServerResource"] = {}
         self._prompts: Dict[str, "ServerPrompt"] = {}
-        self._completers: Dict[Tuple[str, str, str], Callable] = {}
+        self._completers = Completers()
         self._lock = threading.Lock()
         self._connections: List[ServerConnection] = []
 
@@ -199,9 +202,13 @@ class Server:
                      cache_scope: str = "private") -> "ServerResource":
         """Register ``fn`` to answer ``resources/read`` for ``uri`` (a URI or an RFC 6570 template).
 
-        ``fn`` returns ``str`` (text), ``bytes`` (a blob), or JSON-able data.
+        ``fn`` returns ``str`` (text), ``bytes`` (a blob), or JSON-able data;
+        raising ``LookupError`` means "no such resource" (``-32002``, or
+        ``-32602`` for a 2026-07-28 request).
         ``ttl_ms`` / ``cache_scope`` are the cache hints of its 2026-07-28
-        reads (default: the server's ``cache_ttl_ms``, scope ``"private"``).
+        reads (default: the server's ``cache_ttl_ms``, and scope ``"private"``
+        whatever the server's scope, since a read is often one user's data;
+        pass ``cache_scope="public"`` for contents the same for everyone).
         Registering while clients are connected sends them
         ``notifications/resources/list_changed``.
 
@@ -336,12 +343,12 @@ class Server:
 
     def add_completer(self, fn: Callable, *, prompt: Optional[str] = None, resource: Optional[str] = None,
                       argument: str) -> None:
-        """Register ``fn`` as the completer of ``argument`` of a prompt or a resource template."""
-        if (prompt is None) == (resource is None):
-            raise TypeError("name exactly one of prompt= or resource=")
-        key = ("ref/prompt", prompt, argument) if prompt is not None else ("ref/resource", resource, argument)
-        takes_context = getattr(getattr(fn, "__code__", None), "co_argcount", 1) >= 2
-        self._completers[key] = fn if takes_context else (lambda value, context: fn(value))  # type: ignore
+        """Register ``fn`` as the completer of ``argument`` of a prompt or a resource template.
+
+        Raises:
+            TypeError: both or neither of ``prompt`` and ``resource`` were given.
+        """
+        self._completers.add(fn, prompt, resource, argument)
 
     def find_completer(self, ref: dict, argument: str) -> Optional[Callable]:
         """The completer for a ``completion/complete`` reference and argument.
@@ -349,15 +356,7 @@ class Server:
         Raises:
             RPCError: ``-32602`` when the reference names no prompt or resource.
         """
-        kind = ref.get("type")
-        key = ref.get("name") if kind == "ref/prompt" else ref.get("uri")
-        if kind == "ref/prompt" and key not in self._prompts:
-            raise RPCError(INVALID_PARAMS, f"Unknown prompt: {key!r}")
-        if kind == "ref/resource" and key not in self._templates and key not in self._resources:
-            raise RPCError(INVALID_PARAMS, f"Unknown resource or template: {key!r}")
-        if kind not in ("ref/prompt", "ref/resource"):
-            raise RPCError(INVALID_PARAMS, f"Unknown reference type {kind!r}; use ref/prompt or ref/resource")
-        return self._completers.get((kind, key, argument))  # type: ignore[arg-type]
+        return self._completers.find(ref, argument, self._prompts, ChainMap(self._resources, self._templates))
 
     # -- the handshake -------------------------------------------------------------------------
 
@@ -374,14 +373,14 @@ class Server:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if self._tools or not (self._prompts or self._resources or self._templates):
             caps["tools"] = {"listChanged": True}
-        if self._completers and version >= "2025-03-26":
+        if self._completers and knows(version, "completions"):
             caps["completions"] = {}
         return caps
 
     def initialize_result(self, version: str) -> dict:
         """The ``initialize`` result for a client that negotiated ``version``."""
         info: Dict[str, Any] = {"name": self.name, "version": self.version}
-        if self.title and version >= "2025-06-18":
+        if self.title and knows(version, "server_title"):
             info["title"] = self.title
         result: Dict[str, Any] = {"protocolVersion": version, "capabilities": self.capabilities(version),
                                   "serverInfo": info}
@@ -455,41 +454,6 @@ class Server:
         ``websocket_path="/ws"`` also serves WebSocket there (not an MCP
         standard transport); ``"websocket"`` serves only that, at ``/ws``.
         """
-        if transport in ("http", "websocket"):
-            from ..http.wsgiserver import serve
+        from .running import run  # late: signals and sockets are the running process's business
 
-            if transport == "websocket":
-                websocket_path = websocket_path or "/ws"
-                app: Any = _not_found
-            else:
-                app = self.wsgi_app(**options)
-            serve(app, host, port, websockets={websocket_path: self} if websocket_path else None)
-            return
-        if transport != "stdio":
-            raise ValueError(f"unknown transport {transport!r}; use 'stdio', 'http' or 'websocket'")
-        from ..transports.stdio import StdioTransport, watch_parent
-
-        in_main = threading.current_thread() is threading.main_thread()
-        previous = signal.signal(signal.SIGTERM, _raise_interrupt) if in_main else None
-        stop_watching = watch_parent(lambda: os.kill(os.getpid(), signal.SIGTERM)) if in_main else None
-        try:
-            self.serve(StdioTransport.for_current_process(), background=False)
-        except KeyboardInterrupt:
-            log.info("interrupted; shutting down")
-            for connection in self.connections():
-                connection.session.close()
-        finally:
-            if stop_watching is not None:
-                stop_watching()
-            if in_main:
-                signal.signal(signal.SIGTERM, previous)
-            self.log_bridge.uninstall()
-
-
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
-
-
-def _not_found(environ: dict, start_response: Callable) -> List[bytes]:
-    start_response("404 Not Found", [("Content-Type", "text/plain"), ("Content-Length", "39")])
-    return [b"this server speaks MCP over WebSocket\n"]
+        run(self, transport, host, port, websocket_path, options)

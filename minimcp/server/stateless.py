@@ -21,7 +21,8 @@ import time
 from typing import Any, Dict, Optional
 
 from ..errors import RPCError
-from ..protocol.jsonrpc import INVALID_PARAMS
+from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
+from ..protocol.levels import LOG_LEVELS
 from ..protocol.stateless import (CACHEABLE, MRTR_METHODS, REMOVED_METHODS, SERVER_INFO_KEY, SUBSCRIPTION_KEY,
                                   InputRequired, RequestMeta, missing_capability)
 from ..protocol.versions import MODERN_VERSION, SUPPORTED_VERSIONS
@@ -107,8 +108,6 @@ class StateSigner:
 
 # -- serving one modern request ------------------------------------------------------------
 
-_LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-
 
 def serve(connection: Any, handler: Any, params: dict, ctx: Any) -> dict:
     """Serve one request that carries modern ``_meta``: validate it, run the handler, finish the result.
@@ -122,9 +121,9 @@ def serve(connection: Any, handler: Any, params: dict, ctx: Any) -> dict:
 
     method = ctx.method
     if method in REMOVED_METHODS:
-        raise RPCError(-32601, f"Method not found: {method} (not part of protocol version {MODERN_VERSION})")
+        raise RPCError(METHOD_NOT_FOUND, f"Method not found: {method} (not part of protocol version {MODERN_VERSION})")
     meta = ctx.modern = RequestMeta(params)
-    if meta.log_level is not None and meta.log_level not in _LOG_LEVELS:
+    if meta.log_level is not None and meta.log_level not in LOG_LEVELS:
         raise RPCError(INVALID_PARAMS, f"Invalid params: unknown log level {meta.log_level!r}")
     server = connection.server
     if method in MRTR_METHODS and ("requestState" in params or "inputResponses" in params):
@@ -133,15 +132,16 @@ def serve(connection: Any, handler: Any, params: dict, ctx: Any) -> dict:
         result = handler(params, ctx)
     except InputRequired as exc:
         if method not in MRTR_METHODS:
-            raise RPCError(-32603, f"Internal error: {method} cannot ask the client for input") from None
+            raise RPCError(INTERNAL_ERROR, f"Internal error: {method} cannot ask the client for input") from None
         return {"resultType": "input_required", "inputRequests": exc.requests,
                 "requestState": server.state_signer.sign(method, params, ctx.answers, list(exc.requests))}
     except CapabilityError as exc:
         raise missing_capability(exc.capability) from None
     result = dict(result)
     result["resultType"] = "complete"
-    if method in CACHEABLE and "ttlMs" not in result:
-        result["ttlMs"], result["cacheScope"] = server.cache_ttl_ms, server.cache_scope
+    if method in CACHEABLE:  # a resource read brings its own scope (see server.resources), maybe its ttl
+        result.setdefault("ttlMs", server.cache_ttl_ms)
+        result.setdefault("cacheScope", server.cache_scope)
     return result
 
 
@@ -149,7 +149,7 @@ def discover(connection: Any, params: dict, ctx: Any) -> dict:
     """Answer ``server/discover``: versions, capabilities, instructions, identity (spec 2026-07-28 server/discover)."""
     server = connection.server
     if ctx.modern is None:
-        raise RPCError(-32601, "Method not found: server/discover needs 2026-07-28 _meta")
+        raise RPCError(METHOD_NOT_FOUND, "Method not found: server/discover needs 2026-07-28 _meta")
     info = {"name": server.name, "version": server.version}
     if server.title:
         info["title"] = server.title

@@ -13,18 +13,14 @@ import sys
 from typing import Any, Callable, Dict, List, Optional
 
 from ..logs import get_logger
-from .content import block_for_version, error_result, tool_result
+from .content import error_result, result_for_version, tool_result
 from ..errors import CapabilityError, ToolError
 from ..protocol.stateless import InputRequired
+from ..protocol.versions import PROTOCOL_VERSION, knows, strip
 from .schema import FunctionSchema, is_simple, jsonschema_validate, validate
 from ..session import RequestContext
 
 log = get_logger(__name__)
-
-#: The first protocol version that knows each tool field (spec schema.ts of each version).
-_FIELD_SINCE = {"annotations": "2025-03-26", "title": "2025-06-18", "outputSchema": "2025-06-18",
-                "_meta": "2025-06-18", "icons": "2025-11-25", "execution": "2025-11-25"}
-
 
 def checker(schema: dict) -> Callable[[Any, dict, str], Optional[str]]:
     """The validator for ``schema``, chosen once: the small one when it understands every
@@ -76,17 +72,15 @@ class ServerTool:
         return self.schema.context_param is None
 
     def definition_for(self, version: str) -> dict:
-        """The definition without the fields ``version`` does not know (versions compare as dates)."""
-        if version >= "2025-11-25":
-            return self.definition
-        return {k: v for k, v in self.definition.items() if _FIELD_SINCE.get(k, "") <= version}
+        """The definition without the fields ``version`` does not know (``tool.*`` in ``versions.FEATURES``)."""
+        return strip(self.definition, "tool", version)
 
     def _check_arguments(self, arguments: dict) -> Optional[str]:
         if self._custom_input:
             return self._check_input(arguments, self.input_schema, "arguments")
         return self.schema.validate(arguments)
 
-    def call(self, arguments: dict, ctx: RequestContext, version: str = "2025-11-25") -> dict:
+    def call(self, arguments: dict, ctx: RequestContext, version: str = PROTOCOL_VERSION) -> dict:
         """Validate, call the function, and build the ``CallToolResult`` for ``version``.
 
         Bad arguments and exceptions in the function become ``isError``
@@ -108,7 +102,7 @@ class ServerTool:
         except InputRequired:
             raise  # 2026-07-28: the answer is "ask the client first", not a failure
         except CapabilityError:
-            if version >= "2026-07-28":
+            if knows(version, "stateless"):
                 raise  # -32021: the request must declare it (spec 2026-07-28 basic)
             log.warning("tool %r needs a capability the client lacks", self.name, exc_info=True)
             return error_result(f"Error in tool {self.name!r}: {sys.exc_info()[1]}")
@@ -133,12 +127,3 @@ class ServerTool:
     def __repr__(self) -> str:
         return f"<ServerTool {self.name!r} -> {getattr(self.fn, '__qualname__', self.fn)!r}>"
 
-
-def result_for_version(result: dict, version: str) -> dict:
-    """Leave out of a ``CallToolResult`` what ``version`` does not know (see ``block_for_version``)."""
-    if version >= "2025-11-25":
-        return result
-    if version < "2025-06-18":
-        result = {k: v for k, v in result.items() if k != "structuredContent"}
-    result["content"] = [block_for_version(block, version) for block in result["content"]]
-    return result
