@@ -151,9 +151,7 @@ class ServerConnection:
             if exc.code == RESOURCE_NOT_FOUND and ctx.modern is not None:
                 exc.code = INVALID_PARAMS  # spec 2026-07-28 server/resources: -32002 is gone
             raise
-        if ctx.modern is not None and resource.ttl_ms is not None:
-            result["ttlMs"], result["cacheScope"] = resource.ttl_ms, resource.cache_scope
-        return result
+        return result  # (2026-07-28 cache hints: ServerResource.read adds them)
 
     def subscribe(self, params: dict, ctx: Context) -> dict:
         """Answer ``resources/subscribe``: updates to ``uri`` will be sent to this client."""
