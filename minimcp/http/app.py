@@ -371,11 +371,11 @@ class MCPApp:
         while True:
             first = stream.first_messages(self.sse_after)
             if first and all(is_response for _, is_response in first) and stream.done:
-                texts = [text for text, _ in first]
-                body = (texts[0] if not batch else "[" + ",".join(texts) + "]").encode("utf-8")
+                answers = [data for data, _ in first]  # as jsonrpc.encode made them: sent unchanged
+                body = answers[0] if not batch else b"[" + b",".join(answers) + b"]"
                 if modern_request is not None:
                     connection.session.close()
-                    return self._reply(start_response, _modern_status(texts[0]), body, extra)
+                    return self._reply(start_response, _modern_status(answers[0]), body, extra)
                 self._end_if_stateless(connection)
                 return self._reply(start_response, 200, body, extra)
             if not self.json_response:
@@ -411,7 +411,7 @@ class MCPApp:
             if (connection.protocol_version or "") >= "2025-11-25":
                 # spec 2025-11-25 basic/transports: prime the stream with an event id
                 # (and how long to wait before reconnecting), so it can be resumed.
-                yield format_event("", start, event="", retry_ms=self.retry_ms)
+                yield format_event(b"", start, event="", retry_ms=self.retry_ms)
             yield from stream.events(after=start)
         finally:
             self._end_if_stateless(connection)
@@ -460,7 +460,7 @@ class MCPApp:
             transport.standalone_attached = True
             start, transport.standalone_start = transport.standalone_start, None
         if start is None:
-            start = self.store.store(standalone.id, "")
+            start = self.store.store(standalone.id, b"")
         start_response(_STATUS[200], SSE_HEADERS)
         return self._standalone_body(transport, start, connection)
 
@@ -468,7 +468,7 @@ class MCPApp:
                          connection: ServerConnection) -> Iterable[bytes]:
         try:
             if (connection.protocol_version or "") >= "2025-11-25":
-                yield format_event("", start, event="", retry_ms=self.retry_ms)
+                yield format_event(b"", start, event="", retry_ms=self.retry_ms)
             yield from transport.standalone.events(after=start)  # type: ignore[union-attr]
         finally:
             transport.standalone_attached = False
@@ -505,7 +505,8 @@ class MCPApp:
         # (relative, so the client cannot be sent to another origin).
         transport: LegacyTransport = connection.session.transport
         try:
-            yield format_event(f"{prefix}{self.messages_path}?session_id={session_id}", event="endpoint")
+            endpoint = f"{prefix}{self.messages_path}?session_id={session_id}"
+            yield format_event(endpoint.encode("utf-8"), event="endpoint")
             yield from transport.events()
         finally:
             self._forget("sse:" + session_id)
@@ -532,11 +533,11 @@ class MCPApp:
         self.server.log_bridge.uninstall()
 
 
-def _modern_status(text: str) -> int:
+def _modern_status(answer: bytes) -> int:
     """The HTTP status of a 2026-07-28 answer: 400 for bad requests, 404 for unknown methods."""
-    if '"error":{' not in text[:300]:  # our encoder puts "error" right after the id
+    if b'"error":{' not in answer[:300]:  # our encoder puts "error" right after the id
         return 200
-    code = json.loads(text).get("error", {}).get("code")
+    code = json.loads(answer).get("error", {}).get("code")
     if code == jsonrpc.METHOD_NOT_FOUND:
         return 404
     if code in (jsonrpc.INVALID_PARAMS, jsonrpc.HEADER_MISMATCH, jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY,
