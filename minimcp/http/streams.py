@@ -248,11 +248,40 @@ class HTTPSessionTransport(Transport):
         self.streams: Dict[Any, OutStream] = {}
         self.by_stream_id: Dict[str, OutStream] = {}
         self.standalone: Optional[OutStream] = OutStream(store) if standalone else None
-        self.standalone_attached = False
+        self._listening = False  # a GET is attached to the standalone stream
         # The first GET gets what was sent before it came (the client opens it
         # right after initialize, but a notification may be quicker).
-        self.standalone_start = store.store(self.standalone.id, b"") if self.standalone else None
+        self._first_start = store.store(self.standalone.id, b"") if self.standalone else None
         self._lock = threading.Lock()
+
+    @property
+    def listening(self) -> bool:
+        """True while a GET holds the standalone stream (so the client is still there)."""
+        return self._listening
+
+    def attach_standalone(self) -> Optional[str]:
+        """Give the standalone stream to a GET: the event id to stream after, or None when
+        another GET holds it already (one at a time, or messages would be split between them)."""
+        with self._lock:
+            if self.standalone is None or self._listening:
+                return None
+            self._listening = True
+            start, self._first_start = self._first_start, None
+        return start if start is not None else self.store.store(self.standalone.id, b"")
+
+    def detach_standalone(self) -> None:
+        """The GET holding the standalone stream ended; the next one may attach."""
+        with self._lock:
+            self._listening = False
+
+    def resumable(self, stream_id: str) -> Optional[OutStream]:
+        """The stream a ``Last-Event-ID`` of ``stream_id`` resumes, or None if it is not (or no
+        longer) ours."""
+        with self._lock:
+            stream = self.by_stream_id.get(stream_id)
+        if stream is None and self.standalone is not None and stream_id == self.standalone.id:
+            stream = self.standalone
+        return stream
 
     def read(self) -> None:
         """Never called: messages arrive by POST."""

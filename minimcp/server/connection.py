@@ -19,7 +19,7 @@ from ..errors import CapabilityError, RPCError
 from ..protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from ..protocol.stateless import VERSION_KEY, InputRequired, RequestMeta
 from ..session import RequestContext, Session
-from ..protocol.versions import LEGACY_VERSIONS, PROTOCOL_VERSION
+from ..protocol.versions import LEGACY_VERSIONS, PROTOCOL_VERSION, knows
 
 if TYPE_CHECKING:  # pragma: no cover
     from .server import Server
@@ -92,9 +92,9 @@ class Context(RequestContext):
         transports, other protocol versions): does nothing."""
         # spec 2025-11-25 basic/transports: only a stream primed with an event id may be
         # closed before its response; older versions cannot resume, so it stays open.
-        close = getattr(self.session.transport, "close_stream", None)
-        if close is not None and self.modern is None and (self.protocol_version or "") >= "2025-11-25":
-            close(self.request_id)
+        version = self.protocol_version
+        if self.modern is None and version is not None and knows(version, "sse_priming"):
+            self.session.transport.close_stream(self.request_id)
 
     def log(self, level: str, data: Any, logger: Optional[str] = None) -> None:
         """Send a log message to the client, if it asked for this level or above.

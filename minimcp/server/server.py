@@ -403,6 +403,22 @@ class Server:
             self._connections.append(connection)
         return connection
 
+    def open_connection(self, transport: Any, *, principal: Any = None, workers: Any = None,
+                        track: bool = True) -> ServerConnection:
+        """The one place a client connection to this server is made (``serve()`` and the HTTP
+        app call it); nothing is read yet.
+
+        Args:
+            transport: the server end of the connection.
+            principal: who the client authenticated as (the HTTP ``auth`` hook's answer).
+            workers: a :class:`~minimcp.threads.WorkerPool` to share (HTTP: one for all
+                sessions); None gives the connection its own.
+            track: register it, so list changes and resource updates reach it (False for
+                a connection that lives for one HTTP request).
+        """
+        connection = ServerConnection(self, transport, self.trace, workers=workers, principal=principal)
+        return self.register(connection) if track else connection
+
     def _changed(self, method: str) -> None:
         for connection in self.connections():
             connection.notify(method)
@@ -417,7 +433,7 @@ class Server:
         closes itself when the client goes away; otherwise this call reads on
         the calling thread until the stream ends.
         """
-        connection = self.register(ServerConnection(self, transport, self.trace, principal=principal))
+        connection = self.open_connection(transport, principal=principal)
         if background:
             connection.session.close_on_eof = True
             connection.session.start()
