@@ -18,6 +18,7 @@ import minimcp
 from minimcp import Context, Server
 from minimcp.http.wsgiserver import BackgroundServer
 from minimcp.http.app import bearer_token_auth
+from minimcp.protocol.jsonrpc import SESSION_NOT_FOUND
 from conftest import PY, ROOT, example
 
 ACCEPT = "application/json, text/event-stream"
@@ -219,6 +220,19 @@ def test_get_and_delete_need_a_session(http):
         response = requests.request(method, http.url + "/mcp", headers={"Accept": "text/event-stream"}, timeout=10)
         assert response.status_code == 400 and "Mcp-Session-Id" in response.json()["error"]["message"]
     assert requests.put(http.url + "/mcp", timeout=10).status_code == 405
+
+
+def test_session_ids_of_the_two_http_transports_never_mix(http):
+    """A 2024-11-05 stream's id is no Mcp-Session-Id: 404 "Session not found", not a crash."""
+    with requests.get(http.url + "/sse", headers={"Accept": "text/event-stream"}, stream=True, timeout=10) as sse:
+        endpoint = next(line for line in sse.iter_lines() if line.startswith(b"data: "))[6:].decode()
+        session_id = endpoint.split("session_id=")[1]
+        for key in (session_id, "sse:" + session_id):
+            wrong = requests.post(http.url + "/mcp", json=call(1, "echo", {"text": "hi"}), timeout=10, headers={
+                "Accept": ACCEPT, "Mcp-Session-Id": key, "MCP-Protocol-Version": "2024-11-05"})
+            assert wrong.status_code == 404 and wrong.json()["error"]["code"] == SESSION_NOT_FOUND
+        gone = requests.post(http.url + "/messages/?session_id=nope", json=call(2, "echo", {"text": "hi"}), timeout=10)
+        assert gone.status_code == 404 and gone.json()["error"]["code"] == SESSION_NOT_FOUND
 
 
 def test_a_client_that_disconnects_mid_stream_frees_the_server_thread(raw, http):

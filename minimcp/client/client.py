@@ -144,8 +144,7 @@ class Client:
         self._cache: Dict[tuple, tuple] = {}  # (method, cursor or uri) -> (expires, result): 2026 ttlMs
         self._subscribed: set = set()
         self._listener: Optional["client_modern.Listener"] = None
-        if hasattr(transport, "on_session_expired"):  # HTTP: a 404 means "start a new session"
-            transport.on_session_expired = self.initialize
+        transport.on_session_expired = self.initialize  # HTTP: a 404 means "start a new session"
 
     def __repr__(self) -> str:
         name = self.server_info.get("name", "?")
@@ -277,7 +276,7 @@ class Client:
         the rules is left out (with a warning), as the spec requires.
         """
         tools = list(self.iter_tools(timeout=timeout))
-        headers = getattr(self.session.transport, "param_headers", None)
+        headers = self.session.transport.param_headers
         if self.modern and headers is not None:
             kept = []
             for tool in tools:

@@ -26,6 +26,11 @@ local (else 403), the ``Host`` must be local (else 421: DNS-rebinding
 protection), bodies are capped (413), and an ``auth`` hook may demand
 credentials (401 + ``WWW-Authenticate``). Every 4xx carries a JSON-RPC
 error body saying what to fix.
+
+Beside this module: :mod:`~minimcp.http.security` (those checks and the
+``auth`` hook), :mod:`~minimcp.http.replies` (statuses and error bodies),
+:mod:`~minimcp.http.legacy_app` (the 2024-11-05 endpoints) and
+:mod:`~minimcp.http.streams` (the SSE streams a session writes to).
 """
 
 import json
@@ -33,62 +38,24 @@ import secrets
 import threading
 import time
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
-from urllib.parse import parse_qs, urlsplit
 
 from ..logs import get_logger
 from ..protocol import jsonrpc
+from ..protocol.jsonrpc import Malformed, Request
 from ..protocol.stateless import RequestMeta, modern_version
-from ..protocol.versions import MODERN_VERSION
-from .headers import check_headers
+from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSION, knows
+from ..errors import RPCError
 from ..server.connection import ServerConnection
-from ..errors import RPCError, Unauthorized
-from ..protocol.jsonrpc import ErrorResponse, Malformed, Request
-from .streams import EventStore, HTTPSessionTransport, LegacyTransport, MemoryEventStore, OutStream, format_event
 from ..threads import WorkerPool
-from ..protocol.versions import LEGACY_VERSIONS
+from .headers import check_headers
+from .legacy_app import LegacyEndpoints
+from .replies import SSE_HEADERS, STATUS, HTTPError, error, read_body, reply, session_not_found
+from .security import LOCAL_HOSTS, Unauthorized, authenticate, bearer_token_auth, check_host_and_origin
+from .streams import EventStore, HTTPSessionTransport, MemoryEventStore, OutStream, format_event
+
+__all__ = ["MCPApp", "Unauthorized", "bearer_token_auth"]  # the last two: minimcp.wsgi's old names
 
 log = get_logger(__name__)
-
-LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]", "::1")
-JSON_HEADERS = [("Content-Type", "application/json")]
-SSE_HEADERS = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
-               ("X-Accel-Buffering", "no")]
-_STATUS = {200: "200 OK", 202: "202 Accepted", 400: "400 Bad Request", 401: "401 Unauthorized",
-           403: "403 Forbidden", 404: "404 Not Found", 405: "405 Method Not Allowed",
-           406: "406 Not Acceptable", 409: "409 Conflict", 413: "413 Payload Too Large",
-           415: "415 Unsupported Media Type", 421: "421 Misdirected Request", 500: "500 Internal Server Error"}
-
-
-def bearer_token_auth(token: str) -> Callable[[Dict[str, str]], str]:
-    """An ``auth`` hook that accepts one static bearer token (the principal is ``"bearer"``).
-
-    ``server.wsgi_app(auth=bearer_token_auth(os.environ["MCP_TOKEN"]))``
-    """
-    expected = f"Bearer {token}".encode()
-
-    def check(headers: Dict[str, str]) -> str:
-        given = headers.get("authorization", "").encode()
-        if not secrets.compare_digest(given, expected):  # constant time: no timing oracle
-            raise Unauthorized("a valid bearer token is required", 'Bearer error="invalid_token"')
-        return "bearer"
-
-    return check
-
-
-def _host_name(value: str) -> str:
-    """``host:port`` -> host (brackets kept for IPv6 literals)."""
-    if value.startswith("["):
-        return value[:value.find("]") + 1]
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
-
-
-class _HTTPError(Exception):
-    """An HTTP-level refusal: status, JSON-RPC code, message, extra headers."""
-
-    def __init__(self, status: int, message: str, code: int = jsonrpc.INVALID_REQUEST,
-                 headers: Optional[List[Tuple[str, str]]] = None) -> None:
-        super().__init__(message)
-        self.status, self.code, self.headers = status, code, headers or []
 
 
 class MCPApp:
@@ -145,9 +112,10 @@ class MCPApp:
         self.workers = WorkerPool(max_workers)
         self.sessions: Dict[str, ServerConnection] = {}
         self._lock = threading.Lock()
+        self.legacy = LegacyEndpoints(self)
 
     def __repr__(self) -> str:
-        mode = "stateless" if self.stateless else f"sessions={len(self.sessions)}"
+        mode = "stateless" if self.stateless else f"sessions={len(self.sessions) + len(self.legacy.sessions)}"
         return f"<MCPApp {self.server.name!r} at {self.path} {mode}>"
 
     # -- the WSGI entry point ---------------------------------------------------------
@@ -161,94 +129,47 @@ class MCPApp:
             if path == self.path or path == self.path + "/":
                 handler = {"POST": self._post, "GET": self._get, "DELETE": self._delete}.get(method)
                 if handler is None:
-                    raise _HTTPError(405, f"Method Not Allowed: use POST, GET or DELETE on {self.path}",
-                                     headers=[("Allow", "GET, POST, DELETE")])
+                    raise HTTPError(405, f"Method Not Allowed: use POST, GET or DELETE on {self.path}",
+                                    headers=[("Allow", "GET, POST, DELETE")])
                 return handler(environ, headers, principal, start_response)
             if self.sse_path is not None and path == self.sse_path and method == "GET":
-                return self._legacy_stream(environ, principal, start_response)
+                return self.legacy.stream(environ, principal, start_response)
             if self.sse_path is not None and path == self.messages_path and method == "POST":
-                return self._legacy_post(environ, start_response)
-            raise _HTTPError(404, f"Not Found: the MCP endpoint is {self.path}")
-        except _HTTPError as exc:
-            return self._error(start_response, exc.status, exc.code, str(exc), exc.headers)
-
-    def _error(self, start_response: Callable, status: int, code: int, message: str,
-               extra: Optional[List[Tuple[str, str]]] = None, request_id: Any = None, data: Any = None) -> List[bytes]:
-        body = jsonrpc.encode(ErrorResponse(request_id, code, message, data))
-        start_response(_STATUS[status], JSON_HEADERS + [("Content-Length", str(len(body)))] + (extra or []))
-        return [body]
-
-    def _reply(self, start_response: Callable, status: int, body: bytes = b"",
-               extra: Optional[List[Tuple[str, str]]] = None) -> List[bytes]:
-        headers = (JSON_HEADERS if body else []) + [("Content-Length", str(len(body)))] + (extra or [])
-        start_response(_STATUS[status], headers)
-        return [body]
+                return self.legacy.post(environ, start_response)
+            raise HTTPError(404, f"Not Found: the MCP endpoint is {self.path}")
+        except HTTPError as exc:
+            return error(start_response, exc.status, exc.code, str(exc), exc.headers)
 
     def check_request(self, headers: Dict[str, str]) -> Any:
         """Apply the Host, Origin and auth rules to a request's headers (lower-case names);
         return the principal. Raises an error with a ``status`` (a WebSocket upgrade uses it)."""
-        self._check_origin(headers)
-        return self._authenticate(headers)
-
-    def _check_origin(self, headers: Dict[str, str]) -> None:
-        # spec basic/transports "Security Warning": validate Origin on every
-        # request (403 since 2025-11-25); Host is checked too against DNS rebinding.
-        host = _host_name(headers.get("host", "localhost"))
-        if "*" not in self.allowed_hosts and host not in self.allowed_hosts:
-            raise _HTTPError(421, f"Misdirected Request: host {host!r} is not allowed; add it to allowed_hosts")
-        origin = headers.get("origin")
-        if origin and origin != "null" and origin not in self.allowed_origins and "*" not in self.allowed_origins:
-            if urlsplit(origin).hostname not in ("localhost", "127.0.0.1", "::1"):
-                raise _HTTPError(403, f"Forbidden: origin {origin!r} is not allowed; add it to allowed_origins")
-
-    def _authenticate(self, headers: Dict[str, str]) -> Any:
-        if self.auth is None:
-            return None
-        try:
-            principal = self.auth(headers)
-        except Unauthorized as exc:
-            raise _HTTPError(401, f"Unauthorized: {exc}", headers=[("WWW-Authenticate", exc.www_authenticate)])
-        if principal is None:
-            raise _HTTPError(401, "Unauthorized: credentials are required", headers=[("WWW-Authenticate", "Bearer")])
-        return principal
+        check_host_and_origin(headers, self.allowed_hosts, self.allowed_origins)
+        return authenticate(self.auth, headers)
 
     # -- POST: one client message ---------------------------------------------------------
 
-    def _read_body(self, environ: dict) -> bytes:
-        try:
-            length = int(environ.get("CONTENT_LENGTH") or -1)
-        except ValueError:
-            raise _HTTPError(400, "Bad Request: bad Content-Length") from None
-        if length > self.max_body:
-            raise _HTTPError(413, f"Payload Too Large: the limit is {self.max_body} bytes")
-        stream = environ["wsgi.input"]
-        body = stream.read(length) if length >= 0 else stream.read(self.max_body + 1)
-        if len(body) > self.max_body:
-            raise _HTTPError(413, f"Payload Too Large: the limit is {self.max_body} bytes")
-        return body
-
     def _post(self, environ: dict, headers: Dict[str, str], principal: Any, start_response: Callable) -> Any:
         if not environ.get("CONTENT_TYPE", "").startswith("application/json"):
-            raise _HTTPError(415, "Unsupported Media Type: send Content-Type: application/json")
+            raise HTTPError(415, "Unsupported Media Type: send Content-Type: application/json")
         accept = headers.get("accept", "")
         if "application/json" not in accept or "text/event-stream" not in accept:
-            raise _HTTPError(406, "Not Acceptable: Accept must list application/json and text/event-stream")
-        parsed = jsonrpc.parse(self._read_body(environ))
+            raise HTTPError(406, "Not Acceptable: Accept must list application/json and text/event-stream")
+        parsed = jsonrpc.parse(read_body(environ, self.max_body))
         if type(parsed) is Malformed:
-            raise _HTTPError(400, parsed.message, parsed.code)
+            raise HTTPError(400, parsed.message, parsed.code)
         if type(parsed) is not list and (modern_version(getattr(parsed, "params", None)) is not None
                                          or headers.get("mcp-protocol-version") == MODERN_VERSION):
             return self._post_modern(parsed, headers, principal, start_response)
         messages = parsed if type(parsed) is list else [parsed]
         connection, new_session = self._connection_for(messages, headers, principal)
         if type(parsed) is list and not connection.allows_batches():
-            raise _HTTPError(400, "Invalid Request: JSON-RPC batches are allowed only in protocol version 2025-03-26")
+            raise HTTPError(400, "Invalid Request: JSON-RPC batches are allowed only in protocol version 2025-03-26")
         requests = {m.id for m in messages if type(m) is Request}
         if not requests:
             for message in messages:
                 connection.session.receive(message)
             self._end_if_stateless(connection)
-            return self._reply(start_response, 202)
+            return reply(start_response, 202)
         transport: HTTPSessionTransport = connection.session.transport
         stream = transport.open_stream(requests)
         for message in messages:
@@ -256,7 +177,7 @@ class MCPApp:
         extra = []
         if new_session is not None:
             if connection.protocol_version is None:  # initialize failed: no session after all
-                self._forget(new_session)
+                self._end_session(new_session)
             else:
                 extra.append(("Mcp-Session-Id", new_session))
         return self._answer(stream, connection, type(parsed) is list, extra, start_response)
@@ -270,19 +191,19 @@ class MCPApp:
             tool = self.server.get_tool((message.params or {}).get("name") or "")
         problem = check_headers(message, headers, tool.input_schema if tool is not None else None)
         if problem:  # first: a header that contradicts the body is -32020 whatever the body says
-            return self._error(start_response, 400, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}",
-                               request_id=request_id)
+            return error(start_response, 400, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}",
+                         request_id=request_id)
         if type(message) is Request:
             try:
                 RequestMeta(message.params or {})
             except RPCError as exc:  # -32602 / -32022: bad or missing _meta
-                return self._error(start_response, 400, exc.code, exc.message, request_id=request_id,
-                                   data=exc.data)
-        connection = self._new_connection(principal, standalone=False)
+                return error(start_response, 400, exc.code, exc.message, request_id=request_id,
+                             data=exc.data)
+        connection = self._new_connection(principal, session=False)
         if type(message) is not Request:
             connection.session.receive(message)
             connection.session.close()
-            return self._reply(start_response, 202)
+            return reply(start_response, 202)
         stream = connection.session.transport.open_stream({message.id})
         connection.session.receive(message, inline=self._inline(message))
         return self._answer(stream, connection, False, [], start_response, modern_request=message.id)
@@ -301,7 +222,7 @@ class MCPApp:
             return True
         if method == "tools/call":
             tool = self.server.get_tool((message.params or {}).get("name") or "")
-            return tool is not None and tool.schema.context_param is None
+            return tool is not None and tool.can_run_inline
         return False
 
     def _connection_for(self, messages: list, headers: Dict[str, str], principal: Any) -> tuple:
@@ -309,10 +230,10 @@ class MCPApp:
         initializing = any(type(m) is Request and m.method == "initialize" for m in messages)
         version = headers.get("mcp-protocol-version")
         if version is not None and version not in LEGACY_VERSIONS:
-            raise _HTTPError(400, f"Bad Request: unsupported MCP-Protocol-Version {version!r}; "
-                                  f"supported: {', '.join(LEGACY_VERSIONS)}")
+            raise HTTPError(400, f"Bad Request: unsupported MCP-Protocol-Version {version!r}; "
+                            f"supported: {', '.join(LEGACY_VERSIONS)}")
         if self.stateless:
-            connection = self._new_connection(principal, standalone=False)
+            connection = self._new_connection(principal, session=False)
             if not initializing:
                 # spec 2025-06-18 basic/transports: no header means 2025-03-26
                 connection.protocol_version = version or "2025-03-26"
@@ -320,21 +241,20 @@ class MCPApp:
         if initializing:
             self._expire_idle()
             session_id = secrets.token_urlsafe(24)  # visible ASCII, cryptographically random
-            connection = self.server.register(self._new_connection(principal, standalone=True))
+            connection = self._new_connection(principal, session=True)
             with self._lock:
                 self.sessions[session_id] = connection
                 self._last_used[session_id] = time.monotonic()
             return connection, session_id
         session_id = headers.get("mcp-session-id")
         if not session_id:
-            raise _HTTPError(400, "Bad Request: Mcp-Session-Id header is required (send initialize first)")
+            raise HTTPError(400, "Bad Request: Mcp-Session-Id header is required (send initialize first)")
         with self._lock:
             connection = self.sessions.get(session_id)
             if connection is not None:
                 self._last_used[session_id] = time.monotonic()
         if connection is None:
-            raise _HTTPError(404, "Session not found: it expired or was ended; send initialize again",
-                             code=-32001)
+            raise session_not_found("it expired or was ended; send initialize again")
         return connection, None
 
     def _expire_idle(self) -> None:
@@ -348,16 +268,17 @@ class MCPApp:
         deadline = time.monotonic() - self.session_ttl
         with self._lock:
             idle = [sid for sid, used in self._last_used.items() if used <= deadline
-                    and not self.sessions[sid].session._in_flight
-                    and not self.sessions[sid].session.transport.standalone_attached]
+                    and not self.sessions[sid].session.busy
+                    and not self.sessions[sid].session.transport.listening]
         for session_id in idle:
             log.info("session %s idle for %.0fs: ended", session_id[:8], self.session_ttl)
-            self._forget(session_id)
+            self._end_session(session_id)
 
-    def _new_connection(self, principal: Any, standalone: bool) -> ServerConnection:
-        transport = HTTPSessionTransport(self.store, standalone=standalone)
-        return ServerConnection(self.server, transport, self.server.trace, workers=self.workers,
-                                principal=principal)
+    def _new_connection(self, principal: Any, session: bool) -> ServerConnection:
+        """A connection over a new HTTP transport: a session's (tracked, with a GET stream), or
+        one that lives for a single POST (stateless)."""
+        transport = HTTPSessionTransport(self.store, standalone=session)
+        return self.server.open_connection(transport, principal=principal, workers=self.workers, track=session)
 
     def _answer(self, stream: OutStream, connection: ServerConnection, batch: bool,
                 extra: List[Tuple[str, str]], start_response: Callable, modern_request: Any = None) -> Any:
@@ -370,23 +291,23 @@ class MCPApp:
         while True:
             first = stream.first_messages(self.sse_after)
             if first and all(is_response for _, is_response in first) and stream.done:
-                texts = [text for text, _ in first]
-                body = (texts[0] if not batch else "[" + ",".join(texts) + "]").encode("utf-8")
+                answers = [data for data, _ in first]  # as jsonrpc.encode made them: sent unchanged
+                body = answers[0] if not batch else b"[" + b",".join(answers) + b"]"
                 if modern_request is not None:
                     connection.session.close()
-                    return self._reply(start_response, _modern_status(texts[0]), body, extra)
+                    return reply(start_response, _modern_status(answers[0]), body, extra)
                 self._end_if_stateless(connection)
-                return self._reply(start_response, 200, body, extra)
+                return reply(start_response, 200, body, extra)
             if not self.json_response:
                 break
             if stream.abandoned:  # cancelled, or the session ended: nothing will come
-                return self._reply(start_response, 202)
+                return reply(start_response, 202)
             with stream.cond:  # JSON forced: drop what is not a response, wait for the rest
                 stream.pending = [item for item in stream.pending if item[1]]
                 if not stream.done and not stream.abandoned:
                     stream.cond.wait()
         start = stream.switch_to_sse()
-        start_response(_STATUS[200], SSE_HEADERS + extra)
+        start_response(STATUS[200], SSE_HEADERS + extra)
         if modern_request is not None:
             return self._modern_sse_body(stream, start, connection, modern_request)
         return self._sse_body(stream, start, connection)
@@ -407,13 +328,18 @@ class MCPApp:
 
     def _sse_body(self, stream: OutStream, start: str, connection: ServerConnection) -> Iterable[bytes]:
         try:
-            if (connection.protocol_version or "") >= "2025-11-25":
-                # spec 2025-11-25 basic/transports: prime the stream with an event id
-                # (and how long to wait before reconnecting), so it can be resumed.
-                yield format_event("", start, event="", retry_ms=self.retry_ms)
+            yield from self._priming(connection, start)
             yield from stream.events(after=start)
         finally:
             self._end_if_stateless(connection)
+
+    def _priming(self, connection: ServerConnection, start: str) -> List[bytes]:
+        """The event a stream opens with, from 2025-11-25 on: spec basic/transports "prime the
+        stream with an event id" (and how long to wait before reconnecting), so it can be resumed."""
+        version = connection.protocol_version
+        if version is None or not knows(version, "sse_priming"):
+            return []
+        return [format_event(b"", start, event="", retry_ms=self.retry_ms)]
 
     def _end_if_stateless(self, connection: ServerConnection) -> None:
         if self.stateless:
@@ -423,103 +349,61 @@ class MCPApp:
 
     def _session(self, headers: Dict[str, str]) -> Tuple[str, ServerConnection]:
         if self.stateless:
-            raise _HTTPError(405, "Method Not Allowed: this server is stateless; use POST",
-                             headers=[("Allow", "POST")])
+            raise HTTPError(405, "Method Not Allowed: this server is stateless; use POST",
+                            headers=[("Allow", "POST")])
         session_id = headers.get("mcp-session-id")
         if not session_id:
-            raise _HTTPError(400, "Bad Request: Mcp-Session-Id header is required")
+            raise HTTPError(400, "Bad Request: Mcp-Session-Id header is required")
         with self._lock:
             connection = self.sessions.get(session_id)
         if connection is None:
-            raise _HTTPError(404, "Session not found: it expired or was ended; send initialize again",
-                             code=-32001)
+            raise session_not_found("it expired or was ended; send initialize again")
         return session_id, connection
 
     def _get(self, environ: dict, headers: Dict[str, str], principal: Any, start_response: Callable) -> Any:
         if headers.get("mcp-protocol-version") == MODERN_VERSION:
-            raise _HTTPError(405, "Method Not Allowed: 2026-07-28 uses POST only", headers=[("Allow", "POST")])
+            raise HTTPError(405, "Method Not Allowed: 2026-07-28 uses POST only", headers=[("Allow", "POST")])
         if "text/event-stream" not in headers.get("accept", ""):
-            raise _HTTPError(406, "Not Acceptable: Accept must list text/event-stream")
+            raise HTTPError(406, "Not Acceptable: Accept must list text/event-stream")
         _, connection = self._session(headers)
         transport: HTTPSessionTransport = connection.session.transport
         last_event_id = headers.get("last-event-id")
         if last_event_id:
             replay = self.store.events_after(last_event_id)
-            stream = transport.by_stream_id.get(replay[0]) if replay else None
-            if stream is None and replay and transport.standalone and replay[0] == transport.standalone.id:
-                stream = transport.standalone
+            stream = transport.resumable(replay[0]) if replay else None
             if stream is None:
-                raise _HTTPError(404, f"Not Found: no stream to resume at event {last_event_id!r}")
-            start_response(_STATUS[200], SSE_HEADERS)
+                raise HTTPError(404, f"Not Found: no stream to resume at event {last_event_id!r}")
+            start_response(STATUS[200], SSE_HEADERS)
             return stream.events(after=last_event_id)
-        standalone = transport.standalone
-        with transport._lock:
-            if transport.standalone_attached:
-                raise _HTTPError(409, "Conflict: this session already has a GET stream open")
-            transport.standalone_attached = True
-            start, transport.standalone_start = transport.standalone_start, None
+        start = transport.attach_standalone()
         if start is None:
-            start = self.store.store(standalone.id, "")
-        start_response(_STATUS[200], SSE_HEADERS)
+            raise HTTPError(409, "Conflict: this session already has a GET stream open")
+        start_response(STATUS[200], SSE_HEADERS)
         return self._standalone_body(transport, start, connection)
 
     def _standalone_body(self, transport: HTTPSessionTransport, start: str,
                          connection: ServerConnection) -> Iterable[bytes]:
         try:
-            if (connection.protocol_version or "") >= "2025-11-25":
-                yield format_event("", start, event="", retry_ms=self.retry_ms)
+            yield from self._priming(connection, start)
             yield from transport.standalone.events(after=start)  # type: ignore[union-attr]
         finally:
-            transport.standalone_attached = False
+            transport.detach_standalone()
 
     # -- DELETE: end the session ---------------------------------------------------------------
 
     def _delete(self, environ: dict, headers: Dict[str, str], principal: Any, start_response: Callable) -> Any:
         if headers.get("mcp-protocol-version") == MODERN_VERSION:
-            raise _HTTPError(405, "Method Not Allowed: 2026-07-28 has no sessions", headers=[("Allow", "POST")])
+            raise HTTPError(405, "Method Not Allowed: 2026-07-28 has no sessions", headers=[("Allow", "POST")])
         session_id, _ = self._session(headers)
-        self._forget(session_id)
-        return self._reply(start_response, 200)
+        self._end_session(session_id)
+        return reply(start_response, 200)
 
-    def _forget(self, session_id: str) -> None:
+    def _end_session(self, session_id: str) -> None:
         with self._lock:
             connection = self.sessions.pop(session_id, None)
             self._last_used.pop(session_id, None)
         if connection is not None:
             connection.session.close()
-
-    # -- the 2024-11-05 HTTP+SSE endpoints ----------------------------------------------------------
-
-    def _legacy_stream(self, environ: dict, principal: Any, start_response: Callable) -> Any:
-        session_id = secrets.token_hex(16)
-        connection = self.server.register(ServerConnection(
-            self.server, LegacyTransport(), self.server.trace, workers=self.workers, principal=principal))
-        with self._lock:
-            self.sessions["sse:" + session_id] = connection
-        start_response(_STATUS[200], SSE_HEADERS)
-        return self._legacy_body(session_id, connection, environ.get("SCRIPT_NAME", ""))
-
-    def _legacy_body(self, session_id: str, connection: ServerConnection, prefix: str) -> Iterable[bytes]:
-        # spec 2024-11-05 basic/transports: the first event names the POST endpoint
-        # (relative, so the client cannot be sent to another origin).
-        transport: LegacyTransport = connection.session.transport
-        try:
-            yield format_event(f"{prefix}{self.messages_path}?session_id={session_id}", event="endpoint")
-            yield from transport.events()
-        finally:
-            self._forget("sse:" + session_id)
-
-    def _legacy_post(self, environ: dict, start_response: Callable) -> Any:
-        session_id = parse_qs(environ.get("QUERY_STRING", "")).get("session_id", [""])[0]
-        with self._lock:
-            connection = self.sessions.get("sse:" + session_id)
-        if connection is None:
-            raise _HTTPError(404, "Session not found: open the SSE stream (GET) first", code=-32001)
-        parsed = jsonrpc.parse(self._read_body(environ))
-        if type(parsed) is Malformed:
-            raise _HTTPError(400, parsed.message, parsed.code)
-        connection.session.receive(parsed)
-        return self._reply(start_response, 202, b"Accepted")
 
     def close(self) -> None:
         """End every session and stream (on server shutdown); the app can serve no more."""
@@ -527,15 +411,16 @@ class MCPApp:
             sessions, self.sessions = list(self.sessions.values()), {}
         for connection in sessions:
             connection.session.close()
+        self.legacy.close()
         self.workers.shutdown(timeout=5.0)
         self.server.log_bridge.uninstall()
 
 
-def _modern_status(text: str) -> int:
+def _modern_status(answer: bytes) -> int:
     """The HTTP status of a 2026-07-28 answer: 400 for bad requests, 404 for unknown methods."""
-    if '"error":{' not in text[:300]:  # our encoder puts "error" right after the id
+    if b'"error":{' not in answer[:300]:  # our encoder puts "error" right after the id
         return 200
-    code = json.loads(text).get("error", {}).get("code")
+    code = json.loads(answer).get("error", {}).get("code")
     if code == jsonrpc.METHOD_NOT_FOUND:
         return 404
     if code in (jsonrpc.INVALID_PARAMS, jsonrpc.HEADER_MISMATCH, jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY,

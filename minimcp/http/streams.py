@@ -32,18 +32,21 @@ log = get_logger(__name__)
 KEEPALIVE_SECONDS = 15.0
 
 
-def format_event(data: str, event_id: Optional[str] = None, event: str = "message",
+def format_event(data: bytes, event_id: Optional[str] = None, event: str = "message",
                  retry_ms: Optional[int] = None) -> bytes:
-    """One SSE event, ready to write (``data`` must be a single line, as JSON-RPC messages are)."""
-    lines = []
+    """One SSE event, ready to write.
+
+    ``data`` is one line of UTF-8: a message as ``jsonrpc.encode`` made it
+    (never re-encoded here, so what stdio would send is what goes out).
+    """
+    fields = []
     if event_id is not None:
-        lines.append(f"id: {event_id}")
+        fields.append(f"id: {event_id}\n")
     if retry_ms is not None:
-        lines.append(f"retry: {retry_ms}")
+        fields.append(f"retry: {retry_ms}\n")
     if event:
-        lines.append(f"event: {event}")
-    lines.append(f"data: {data}")
-    return ("\n".join(lines) + "\n\n").encode("utf-8")
+        fields.append(f"event: {event}\n")
+    return "".join(fields).encode("utf-8") + b"data: " + data + b"\n\n"
 
 
 class EventStore:
@@ -51,13 +54,15 @@ class EventStore:
 
     Event ids name their stream, so ``events_after(last_id)`` can tell which
     stream to replay: only that one (spec: never replay other streams' messages).
+    An event's data is the bytes of one message as ``jsonrpc.encode`` made it,
+    or ``b""`` for the mark a stream starts after.
     """
 
-    def store(self, stream_id: str, data: str) -> str:
+    def store(self, stream_id: str, data: bytes) -> str:
         """Keep one event of ``stream_id`` and return its new, unique event id."""
         raise NotImplementedError
 
-    def events_after(self, event_id: str) -> Optional[Tuple[str, List[Tuple[str, str]]]]:
+    def events_after(self, event_id: str) -> Optional[Tuple[str, List[Tuple[str, bytes]]]]:
         """The stream ``event_id`` belongs to and its events after it, or ``None`` if unknown."""
         raise NotImplementedError
 
@@ -76,11 +81,11 @@ class MemoryEventStore(EventStore):
     def __init__(self, max_events: int = 1000, max_streams: int = 10_000) -> None:
         self.max_events = max_events
         self.max_streams = max_streams
-        self._streams: "collections.OrderedDict[str, Deque[Tuple[int, str]]]" = collections.OrderedDict()
+        self._streams: "collections.OrderedDict[str, Deque[Tuple[int, bytes]]]" = collections.OrderedDict()
         self._next: Dict[str, int] = {}
         self._lock = threading.Lock()
 
-    def store(self, stream_id: str, data: str) -> str:
+    def store(self, stream_id: str, data: bytes) -> str:
         """Keep one event; evict the oldest event or stream past the bounds."""
         with self._lock:
             events = self._streams.get(stream_id)
@@ -96,7 +101,7 @@ class MemoryEventStore(EventStore):
             events.append((seq, data))
         return f"{stream_id}-{seq}"
 
-    def events_after(self, event_id: str) -> Optional[Tuple[str, List[Tuple[str, str]]]]:
+    def events_after(self, event_id: str) -> Optional[Tuple[str, List[Tuple[str, bytes]]]]:
         """Replay what came after ``event_id`` on its own stream."""
         stream_id, _, seq_text = event_id.rpartition("-")
         if not seq_text.isdigit():
@@ -134,7 +139,7 @@ class OutStream:
         self.expected = set(expected or ())
         self.standalone = not self.expected
         self.sse = self.standalone
-        self.pending: List[Tuple[str, bool]] = []  # (text, is_response) before the decision
+        self.pending: List[Tuple[bytes, bool]] = []  # (data, is_response) before the decision
         self.closed_by_server = False  # asked to end the HTTP response while undecided...
         self.close_index = 0  # ...after this many of the pending messages
         self.close_after: Optional[str] = None  # in SSE mode: end the response after this event
@@ -147,19 +152,20 @@ class OutStream:
         """True once every expected response was pushed (never, for the standalone stream)."""
         return not self.standalone and not self.expected
 
-    def push(self, text: str, response_id: object = None) -> None:
-        """Add one message; ``response_id`` is set when it is the response to a request."""
+    def push(self, data: bytes, response_id: object = None) -> None:
+        """Add one message (as ``jsonrpc.encode`` made it); ``response_id`` is set when it is
+        the response to a request."""
         with self.cond:
             is_response = response_id is not None and response_id in self.expected
             if is_response:
                 self.expected.discard(response_id)
             if self.sse:
-                self.last_id = self.store.store(self.id, text)
+                self.last_id = self.store.store(self.id, data)
             else:
-                self.pending.append((text, is_response))
+                self.pending.append((data, is_response))
             self.cond.notify_all()
 
-    def first_messages(self, timeout: Optional[float] = None) -> List[Tuple[str, bool]]:
+    def first_messages(self, timeout: Optional[float] = None) -> List[Tuple[bytes, bool]]:
         """Wait for the first message(s) of an undecided stream and return them."""
         with self.cond:
             self.cond.wait_for(lambda: self.pending or self.abandoned or self.closed_by_server, timeout)
@@ -168,11 +174,11 @@ class OutStream:
     def switch_to_sse(self) -> str:
         """Decide SSE: store what waited, return the id the stream starts after."""
         with self.cond:
-            start = self.store.store(self.id, "")  # the priming event's id (spec 2025-11-25)
+            start = self.store.store(self.id, b"")  # the priming event's id (spec 2025-11-25)
             if self.closed_by_server and self.close_index == 0:
                 self.close_after = start
-            for index, (text, _) in enumerate(self.pending, start=1):
-                self.last_id = self.store.store(self.id, text)
+            for index, (data, _) in enumerate(self.pending, start=1):
+                self.last_id = self.store.store(self.id, data)
                 if self.closed_by_server and index == self.close_index:
                     self.close_after = self.last_id
             self.pending = []
@@ -242,11 +248,40 @@ class HTTPSessionTransport(Transport):
         self.streams: Dict[Any, OutStream] = {}
         self.by_stream_id: Dict[str, OutStream] = {}
         self.standalone: Optional[OutStream] = OutStream(store) if standalone else None
-        self.standalone_attached = False
+        self._listening = False  # a GET is attached to the standalone stream
         # The first GET gets what was sent before it came (the client opens it
         # right after initialize, but a notification may be quicker).
-        self.standalone_start = store.store(self.standalone.id, "") if self.standalone else None
+        self._first_start = store.store(self.standalone.id, b"") if self.standalone else None
         self._lock = threading.Lock()
+
+    @property
+    def listening(self) -> bool:
+        """True while a GET holds the standalone stream (so the client is still there)."""
+        return self._listening
+
+    def attach_standalone(self) -> Optional[str]:
+        """Give the standalone stream to a GET: the event id to stream after, or None when
+        another GET holds it already (one at a time, or messages would be split between them)."""
+        with self._lock:
+            if self.standalone is None or self._listening:
+                return None
+            self._listening = True
+            start, self._first_start = self._first_start, None
+        return start if start is not None else self.store.store(self.standalone.id, b"")
+
+    def detach_standalone(self) -> None:
+        """The GET holding the standalone stream ended; the next one may attach."""
+        with self._lock:
+            self._listening = False
+
+    def resumable(self, stream_id: str) -> Optional[OutStream]:
+        """The stream a ``Last-Event-ID`` of ``stream_id`` resumes, or None if it is not (or no
+        longer) ours."""
+        with self._lock:
+            stream = self.by_stream_id.get(stream_id)
+        if stream is None and self.standalone is not None and stream_id == self.standalone.id:
+            stream = self.standalone
+        return stream
 
     def read(self) -> None:
         """Never called: messages arrive by POST."""
@@ -265,7 +300,7 @@ class HTTPSessionTransport(Transport):
 
     def write(self, message: Any, related_to: Any = None) -> None:
         """Route one outgoing message to its stream (dropped if there is none)."""
-        text = jsonrpc.dumps(message)
+        data = jsonrpc.encode(message)  # the bytes stdio would send: a lone surrogate escaped
         kind = type(message)
         with self._lock:
             if kind is Response or kind is ErrorResponse:
@@ -274,11 +309,11 @@ class HTTPSessionTransport(Transport):
                 stream = self.streams.get(related_to) if related_to is not None else None
                 stream = stream or self.standalone
         if stream is None:
-            log.debug("no stream for %s; dropped", text[:200])
+            log.debug("no stream for %r; dropped", data[:200])
         elif kind is Response or kind is ErrorResponse:
-            stream.push(text, message.id)
+            stream.push(data, message.id)
         else:
-            stream.push(text)
+            stream.push(data)
 
     def discard(self, request_id: Any) -> None:
         """The request was cancelled: end its stream, nothing more will come."""
@@ -312,7 +347,7 @@ class LegacyTransport(Transport):
     def __init__(self) -> None:
         self._stream = OutStream(MemoryEventStore(max_events=1000, max_streams=1))
         # Marked now: the client may POST (and be answered) before the GET body starts.
-        self._start = self._stream.store.store(self._stream.id, "")
+        self._start = self._stream.store.store(self._stream.id, b"")
 
     def read(self) -> None:
         """Never called: messages arrive by POST."""
@@ -320,7 +355,7 @@ class LegacyTransport(Transport):
 
     def write(self, message: Any, related_to: Any = None) -> None:
         """Queue one message for the stream."""
-        self._stream.push(jsonrpc.dumps(message))
+        self._stream.push(jsonrpc.encode(message))
 
     def events(self) -> Iterable[bytes]:
         """The stream's SSE bytes, live (no ids: 2024-11-05 has no resumption)."""

@@ -18,7 +18,6 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any, Callable, Dict, List, Optional, Tuple
-from urllib.parse import urlsplit
 
 from ..logs import get_logger
 from ..threads import join, start_thread
@@ -75,6 +74,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _websocket(self, mcp_server: Any) -> None:
         """Upgrade to a WebSocket (RFC 6455 §4.2) and serve MCP on it until the client leaves."""
         from ..transports.websocket import WebSocketServerTransport, accept_key
+        from .security import is_local_origin
 
         key = self.headers.get("Sec-WebSocket-Key")
         origin = self.headers.get("Origin")
@@ -89,7 +89,7 @@ class _Handler(BaseHTTPRequestHandler):
             except Exception as exc:
                 self.send_error(getattr(exc, "status", 403), str(exc))
                 return
-        elif origin and urlsplit(origin).hostname not in ("localhost", "127.0.0.1", "::1"):
+        elif origin and not is_local_origin(origin):
             self.send_error(403, "Forbidden: origin not allowed")  # DNS rebinding, as for HTTP
             return
         offered = [p.strip() for p in self.headers.get("Sec-WebSocket-Protocol", "").split(",")]

@@ -11,7 +11,7 @@ This module holds the names and shapes both sides agree on; the server side
 is :mod:`minimcp.server.stateless`, the client side :mod:`minimcp.client.stateless`.
 """
 
-from typing import Any, Dict, Optional
+from typing import Dict, Optional
 
 from ..errors import RPCError
 from .jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION
@@ -26,8 +26,6 @@ SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
 
 #: Only these may answer input_required (spec 2026-07-28 basic/patterns/mrtr).
 MRTR_METHODS = ("tools/call", "prompts/get", "resources/read")
-#: Methods a modern request may not use: they belong to the handshake era.
-REMOVED_METHODS = ("initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe")
 #: Results that carry cache hints (spec 2026-07-28 server/utilities/caching).
 CACHEABLE = ("server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list",
              "resources/read")

@@ -26,8 +26,9 @@ log = get_logger(__name__)
 class ServerConnection:
     """One client's connection to a :class:`~minimcp.Server`: what it negotiated, and its session."""
 
-    def __init__(self, server: "Server", transport: Any, trace: bool, workers: Any = None,
-                 principal: Any = None, close_on_eof: bool = False) -> None:
+    def __init__(self, server: "Server", transport: Any, handlers: Dict[str, Callable[[dict, Context], Any]], *,
+                 trace: bool = False, workers: Any = None, principal: Any = None,
+                 close_on_eof: bool = False) -> None:
         self.server = server
         #: Who the client authenticated as (HTTP with an ``auth`` hook), else None.
         self.principal = principal
@@ -39,21 +40,17 @@ class ServerConnection:
         #: Resource URIs this client subscribed to (``resources/subscribe``).
         self.subscriptions: set = set()
         self._lock = threading.Lock()
-        from .methods import HANDLERS  # (the table names this class's methods)
-
         # initialize runs on the reader, so a request pipelined right behind it sees the version.
-        self.session = Session(transport, HANDLERS, {"notifications/roots/list_changed": self._roots_changed},
+        self.session = Session(transport, handlers, {"notifications/roots/list_changed": self._roots_changed},
                                owner=self, context_class=Context, max_workers=server.max_workers,
                                timeout=server.timeout, trace=trace, name=f"server {server.name}",
                                workers=workers, close_on_eof=close_on_eof, inline_methods=("initialize",),
                                batches=self.allows_batches)
 
     def handlers(self) -> Dict[str, Callable]:
-        """Every MCP request a connection answers: ``method -> handler(params, ctx)``
-        (see :mod:`minimcp.server.methods`)."""
-        from .methods import HANDLERS
-
-        return HANDLERS
+        """Every MCP request this connection answers: ``method -> handler(params, ctx)``
+        (the table of :mod:`minimcp.server.methods`)."""
+        return self.session.handlers
 
     def allows_batches(self) -> bool:
         """May the client send JSON-RPC batches? Only under 2025-03-26, once negotiated."""

@@ -84,10 +84,9 @@ class Context(RequestContext):
         transports, other protocol versions): does nothing."""
         # spec 2025-11-25 basic/transports: only a stream primed with an event id may be
         # closed before its response; older versions cannot resume, so it stays open.
-        close = getattr(self.session.transport, "close_stream", None)
         version = self.protocol_version
-        if close is not None and self.modern is None and version is not None and knows(version, "sse_priming"):
-            close(self.request_id)
+        if self.modern is None and version is not None and knows(version, "sse_priming"):
+            self.session.transport.close_stream(self.request_id)
 
     def log(self, level: str, data: Any, logger: Optional[str] = None) -> None:
         """Send a log message to the client, if it asked for this level or above.

@@ -64,7 +64,7 @@ def guarded(method: str, answer: Callable[[Any, dict, Context], Any], era: str) 
             if handshake_only:
                 raise RPCError(METHOD_NOT_FOUND, f"Method not found: {method} "
                                                  f"(not part of protocol version {MODERN_VERSION})")
-            return stateless.serve(connection, lambda p, c: answer(connection, p, c), params, ctx)
+            return stateless.serve(connection, answer, params, ctx)
         if stateless_only:
             raise RPCError(METHOD_NOT_FOUND, f"Method not found: {method} ({MODERN_VERSION} only)")
         if needs_initialize and connection.protocol_version is None:

@@ -24,7 +24,9 @@ from collections import ChainMap
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 from .completion import Completers
-from .connection import Context, ServerConnection
+from .connection import ServerConnection
+from .context import Context
+from .methods import HANDLERS
 from .logbridge import LogBridge
 from .stateless import StateSigner
 from .tools import ServerTool
@@ -402,6 +404,25 @@ class Server:
             self._connections.append(connection)
         return connection
 
+    def open_connection(self, transport: Any, *, principal: Any = None, workers: Any = None,
+                        track: bool = True, close_on_eof: bool = False) -> ServerConnection:
+        """The one place a client connection to this server is made (``serve()`` and the HTTP
+        app call it); nothing is read yet.
+
+        Args:
+            transport: the server end of the connection.
+            principal: who the client authenticated as (the HTTP ``auth`` hook's answer).
+            workers: a :class:`~minimcp.threads.WorkerPool` to share (HTTP: one for all
+                sessions); None gives the connection its own.
+            track: register it, so list changes and resource updates reach it (False for
+                a connection that lives for one HTTP request).
+            close_on_eof: close the connection when the client ends the stream
+                (a connection served in the background).
+        """
+        connection = ServerConnection(self, transport, HANDLERS, trace=self.trace, workers=workers,
+                                      principal=principal, close_on_eof=close_on_eof)
+        return self.register(connection) if track else connection
+
     def _changed(self, method: str) -> None:
         for connection in self.connections():
             connection.notify(method)
@@ -416,9 +437,8 @@ class Server:
         closes itself when the client goes away; otherwise this call reads on
         the calling thread until the stream ends.
         """
-        connection = self.register(ServerConnection(self, transport, self.trace, principal=principal))
+        connection = self.open_connection(transport, principal=principal, close_on_eof=background)
         if background:
-            connection.session.close_on_eof = True
             connection.session.start()
         else:
             connection.session.serve_forever()

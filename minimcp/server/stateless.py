@@ -20,10 +20,10 @@ import os
 import time
 from typing import Any, Dict, Optional
 
-from ..errors import RPCError
-from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
+from ..errors import CapabilityError, RPCError
+from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from ..protocol.levels import LOG_LEVELS
-from ..protocol.stateless import (CACHEABLE, MRTR_METHODS, REMOVED_METHODS, SERVER_INFO_KEY, SUBSCRIPTION_KEY,
+from ..protocol.stateless import (CACHEABLE, MRTR_METHODS, SERVER_INFO_KEY, SUBSCRIPTION_KEY,
                                   InputRequired, RequestMeta, missing_capability)
 from ..protocol.versions import MODERN_VERSION, SUPPORTED_VERSIONS
 
@@ -109,19 +109,17 @@ class StateSigner:
 # -- serving one modern request ------------------------------------------------------------
 
 
-def serve(connection: Any, handler: Any, params: dict, ctx: Any) -> dict:
-    """Serve one request that carries modern ``_meta``: validate it, run the handler, finish the result.
+def serve(connection: Any, answer: Any, params: dict, ctx: Any) -> dict:
+    """Serve one request that carries 2026-07-28 ``_meta``: check it, run ``answer(connection,
+    params, ctx)``, finish the result. (:mod:`minimcp.server.methods` has already refused the
+    methods 2026-07-28 does not have.)
 
     Raises:
-        RPCError: -32601 for a method 2026-07-28 removed, -32602 for bad
-            ``_meta`` or ``requestState``, -32022 for another version, -32021
-            when the handler needs a capability the request did not declare.
+        RPCError: -32602 for bad ``_meta`` or ``requestState``, -32022 for
+            another version, -32021 when the handler needs a capability the
+            request did not declare.
     """
-    from ..errors import CapabilityError  # (a cycle otherwise: errors is imported by everyone)
-
     method = ctx.method
-    if method in REMOVED_METHODS:
-        raise RPCError(METHOD_NOT_FOUND, f"Method not found: {method} (not part of protocol version {MODERN_VERSION})")
     meta = ctx.modern = RequestMeta(params)
     if meta.log_level is not None and meta.log_level not in LOG_LEVELS:
         raise RPCError(INVALID_PARAMS, f"Invalid params: unknown log level {meta.log_level!r}")
@@ -129,7 +127,7 @@ def serve(connection: Any, handler: Any, params: dict, ctx: Any) -> dict:
     if method in MRTR_METHODS and ("requestState" in params or "inputResponses" in params):
         ctx.answers = server.state_signer.answers(method, params)
     try:
-        result = handler(params, ctx)
+        result = answer(connection, params, ctx)
     except InputRequired as exc:
         if method not in MRTR_METHODS:
             raise RPCError(INTERNAL_ERROR, f"Internal error: {method} cannot ask the client for input") from None
@@ -148,8 +146,6 @@ def serve(connection: Any, handler: Any, params: dict, ctx: Any) -> dict:
 def discover(connection: Any, params: dict, ctx: Any) -> dict:
     """Answer ``server/discover``: versions, capabilities, instructions, identity (spec 2026-07-28 server/discover)."""
     server = connection.server
-    if ctx.modern is None:
-        raise RPCError(METHOD_NOT_FOUND, "Method not found: server/discover needs 2026-07-28 _meta")
     info = {"name": server.name, "version": server.version}
     if server.title:
         info["title"] = server.title

@@ -9,12 +9,16 @@ A transport knows nothing of MCP methods. It has three operations:
   several threads at once;
 - ``close()`` ends the connection; calling it twice is harmless.
 
-Only :class:`minimcp.session.Session` calls these. The modules here:
-``stdio`` (a child process, or this process's own stdin/stdout) and
-``memory`` (an in-process pair, for tests and embedding).
+The Session, the Client and a handler's Context call the other methods and
+attributes of :class:`Transport`: each is declared there with a default that
+does nothing, and a transport overrides what it has (Streamable HTTP, most).
+
+The modules here: ``stdio`` (a child process, or this process's own
+stdin/stdout), ``memory`` (an in-process pair, for tests and embedding) and
+``websocket``; the HTTP transports live in :mod:`minimcp.http`.
 """
 
-from typing import Any, Optional
+from typing import Any, Callable, Dict, Optional
 
 from ..protocol import jsonrpc
 from ..errors import ConnectionClosed
@@ -38,7 +42,22 @@ class Failed:
 
 
 class Transport:
-    """The interface every transport implements."""
+    """The interface every transport implements: ``read``, ``write`` and ``close``; the rest
+    have defaults that do nothing."""
+
+    #: Set by the Client: called (no arguments) when the server says the session is gone,
+    #: to start a new one (Streamable HTTP: a 404). Other transports never call it.
+    on_session_expired: Optional[Callable[[], None]] = None
+
+    #: Set by whoever opened the transport: called once by ``close()``, after the peer was
+    #: told (the in-memory client closes the server's session with it). Only
+    #: :class:`~minimcp.transports.memory.MemoryTransport` calls it.
+    on_close: Optional[Callable[[], None]] = None
+
+    #: tool name -> {argument: header}: the ``x-mcp-header`` arguments a 2026-07-28 HTTP
+    #: client mirrors in headers (the Client fills it from tools/list); None where there
+    #: are no headers.
+    param_headers: Optional[Dict[str, Dict[str, str]]] = None
 
     def read(self) -> Optional["jsonrpc.Parsed"]:
         """Return the next message, or ``None`` once the stream has ended."""
@@ -64,6 +83,11 @@ class Transport:
     def abandon(self, request_id: Any) -> None:
         """Called when we stop waiting for the answer to one of our requests (a timeout, a
         cancel); a transport with a stream per request closes it (the 2026-07-28 HTTP cancel)."""
+
+    def close_stream(self, request_id: Any) -> None:
+        """Called by ``ctx.close_sse_stream()``: end the HTTP response carrying this incoming
+        request's messages now; the client reconnects and resumes (Streamable HTTP, 2025-11-25
+        polling). A transport with one stream for everything has nothing to end."""
 
     def negotiated(self, version: str) -> None:
         """Called once the handshake agreed on ``version`` (HTTP sends it as a header from then on)."""

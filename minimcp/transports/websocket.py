@@ -66,10 +66,10 @@ class WebSocketTransport(Transport):
 
     def write(self, message: Any, related_to: Any = None) -> None:
         """Send one message as one text frame."""
-        text = jsonrpc.dumps(message)
+        data = jsonrpc.encode(message)  # bytes, as stdio sends them (a lone surrogate escaped)
         with self._write_lock:
             try:
-                self.ws.send(text)
+                self.ws.send(data)  # a text frame still: websocket-client sends bytes as given
             except self._errors as exc:
                 raise ConnectionClosed(f"the WebSocket to {self.url} is closed: {exc}") from exc
 
