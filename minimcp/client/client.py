@@ -15,18 +15,16 @@ import os
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 from .. import __version__
-from ..errors import CapabilityError, ProtocolError, RPCError
-from ..http.headers import header_params
+from ..errors import CapabilityError, ProtocolError
 from ..logs import get_logger
-from ..protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
 from ..protocol.levels import LOG_LEVELS, PYTHON_LEVELS
 from ..protocol.stateless import SERVER_INFO_KEY
 from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSION, PROTOCOL_VERSION, knows
 from ..session import ProgressCallback, Session
+from . import answers
 from .results import Completion, Prompt, PromptResult, Resource, ResourceResult, ResourceTemplate, Tool, ToolResult
 from .stateless import Listener, StatelessSide
 
-log = get_logger(__name__)
 server_log = get_logger("minimcp.server_log")
 
 #: How many pages a list call follows before deciding the server loops.
@@ -35,23 +33,11 @@ MAX_PAGES = 10_000
 PROTOCOLS = ("auto", MODERN_VERSION) + LEGACY_VERSIONS
 
 
-def _file_uri(root: Any) -> dict:
-    if isinstance(root, dict):
-        return root
-    text = os.fspath(root)
-    if "://" in text:
-        return {"uri": text}
-    path = os.path.abspath(text)
-    return {"uri": "file://" + path, "name": os.path.basename(path) or path}
-
-
-def apply_defaults(schema: dict, content: Optional[dict]) -> dict:
-    """Fill in the schema's ``default`` for fields an elicitation answer left out (2025-11-25)."""
-    filled = dict(content or {})
-    for name, prop in (schema.get("properties") or {}).items():
-        if name not in filled and isinstance(prop, dict) and "default" in prop:
-            filled[name] = prop["default"]
-    return filled
+def check_protocol(protocol: str) -> str:
+    """Return ``protocol`` if it is one of :data:`PROTOCOLS`; raise ValueError if not."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
+    return protocol
 
 
 class Client:
@@ -122,9 +108,7 @@ class Client:
                  on_prompts_changed: Optional[Callable[[], Any]] = None,
                  on_resource_updated: Optional[Callable[[str], Any]] = None,
                  on_notification: Optional[Callable[[str, dict], Any]] = None, protocol: str = "auto") -> None:
-        if protocol not in PROTOCOLS:
-            raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
-        self.protocol = protocol
+        self.protocol = check_protocol(protocol)
         if trace is None:
             trace = os.environ.get("MINIMCP_TRACE", "") not in ("", "0", "false", "no")
         self.client_info = client_info or {"name": "minimcp", "version": __version__}
@@ -170,14 +154,8 @@ class Client:
 
     def capabilities(self) -> dict:
         """The capabilities this client declares: one per handler it was given."""
-        caps: Dict[str, Any] = {}
-        if self.sampling_handler is not None:
-            caps["sampling"] = {"tools": {}} if self.sampling_tools else {}
-        if self.elicitation_handler is not None:
-            caps["elicitation"] = {mode: {} for mode in self.elicitation_modes}
-        if self.roots is not None:
-            caps["roots"] = {} if self.modern else {"listChanged": True}
-        return caps
+        return answers.declared(self.sampling_handler, self.sampling_tools, self.elicitation_handler,
+                                self.elicitation_modes, self.roots, stateless=self.modern)
 
     def initialize(self, timeout: Optional[float] = None) -> dict:
         """Find out which era the server is in and introduce the client; return what the server said.
@@ -197,10 +175,7 @@ class Client:
         if self.protocol in ("auto", MODERN_VERSION):
             discovered = self.stateless.discover(timeout, required=self.protocol == MODERN_VERSION)
             if discovered is not None:
-                self.protocol_version = MODERN_VERSION
-                self.server_info = (discovered.get("_meta") or {}).get(SERVER_INFO_KEY) or {}
-                self.server_capabilities = discovered.get("capabilities") or {}
-                self.instructions = discovered.get("instructions")
+                self._introduced(MODERN_VERSION, (discovered.get("_meta") or {}).get(SERVER_INFO_KEY), discovered)
                 self.session.transport.negotiated(MODERN_VERSION)
                 self._relisten()  # list-change callbacks need a listen request in this era
                 return discovered
@@ -213,14 +188,17 @@ class Client:
         if version not in LEGACY_VERSIONS:
             raise ProtocolError(f"the server chose protocol version {version!r}; minimcp speaks "
                                 f"{', '.join(LEGACY_VERSIONS)}")
-        self.protocol_version = version
-        self.server_info = result.get("serverInfo") or {}
-        self.server_capabilities = result.get("capabilities") or {}
-        self.instructions = result.get("instructions")
+        self._introduced(version, result.get("serverInfo"), result)
         self.session.allow_batches = version == "2025-03-26"
         self.session.notify("notifications/initialized")
         self.session.transport.negotiated(version)
         return result
+
+    def _introduced(self, version: str, server_info: Optional[dict], result: dict) -> None:
+        """Keep what ``initialize`` or ``server/discover`` said about the server."""
+        self.protocol_version, self.server_info = version, server_info or {}
+        self.server_capabilities = result.get("capabilities") or {}
+        self.instructions = result.get("instructions")
 
     def _call(self, method: str, params: Optional[dict] = None, *, timeout: Optional[float] = None,
               on_progress: Optional[ProgressCallback] = None, max_timeout: Optional[float] = None) -> Any:
@@ -258,14 +236,13 @@ class Client:
         else:
             self.session.request("ping", None, timeout=timeout)
 
-    def _paginate(self, method: str, key: str, timeout: Optional[float], cursor: Optional[str] = None,
-                  one_page: bool = False) -> Iterator[dict]:
+    def _paginate(self, method: str, key: str, timeout: Optional[float], cursor: Optional[str]) -> Iterator[dict]:
         seen = set()
         for _ in range(MAX_PAGES):
             result = self._call(method, {"cursor": cursor} if cursor is not None else None, timeout=timeout)
             yield from result.get(key) or []
             cursor = result.get("nextCursor")
-            if cursor is None or one_page:
+            if cursor is None:
                 return
             if cursor in seen:
                 raise ProtocolError(f"the server's {method} cursors loop ({cursor!r} came twice)")
@@ -285,17 +262,8 @@ class Client:
         the rules is left out (with a warning), as the spec requires.
         """
         tools = list(self.iter_tools(timeout=timeout))
-        headers = getattr(self.session.transport, "param_headers", None)
-        if self.modern and headers is not None:
-            kept = []
-            for tool in tools:
-                mirrored = header_params(tool.input_schema)
-                if mirrored is None:
-                    log.warning("dropping tool %r: its x-mcp-header annotations are invalid", tool.name)
-                    continue
-                headers[tool.name] = mirrored
-                kept.append(tool)
-            tools = kept
+        if self.modern:
+            tools = self.stateless.mirror_headers(tools)
         self._tools = tools
         return tools
 
@@ -441,31 +409,23 @@ class Client:
 
     # -- what the server sends ------------------------------------------------------------------
 
+    # The server's requests (read at each call: a handler may be replaced, roots by set_roots).
     def _answer_sampling(self, params: dict, ctx: Any) -> dict:
-        if self.sampling_handler is None:
-            raise RPCError(METHOD_NOT_FOUND, "this client does not support sampling")
-        return self.sampling_handler(params)
+        return answers.sample(self.sampling_handler, params)
 
     def _answer_elicitation(self, params: dict, ctx: Any) -> dict:
-        mode = params.get("mode", "form")
-        if self.elicitation_handler is None or mode not in self.elicitation_modes:
-            raise RPCError(METHOD_NOT_FOUND if self.elicitation_handler is None else INVALID_PARAMS,
-                           f"this client does not support {mode} elicitation")
-        result = dict(self.elicitation_handler(params))
-        if result.get("action") == "accept" and mode == "form":
-            result["content"] = apply_defaults(params.get("requestedSchema") or {}, result.get("content"))
-        return result
+        return answers.elicit(self.elicitation_handler, self.elicitation_modes, params)
 
     def _answer_roots(self, params: dict, ctx: Any) -> dict:
-        if self.roots is None:
-            raise RPCError(METHOD_NOT_FOUND, "this client does not offer roots")
-        roots = self.roots() if callable(self.roots) else self.roots
-        return {"roots": [_file_uri(root) for root in roots]}
+        return answers.list_roots(self.roots)
 
     def _notified(self, method: str, params: dict) -> None:
         """Route one notification from the server (on the dispatcher thread, in order)."""
         if not self.stateless.notified(method, params):
             return  # from a listen request we closed
+        list_changed = {"notifications/tools/list_changed": self.on_tools_changed,
+                        "notifications/resources/list_changed": self.on_resources_changed,
+                        "notifications/prompts/list_changed": self.on_prompts_changed}
         if method == "notifications/message":
             if self.on_log is not None:
                 self.on_log(params)
@@ -474,19 +434,13 @@ class Client:
                                params.get("logger") or self.server_info.get("name", "server"), params.get("data"))
         elif method == "notifications/progress" and self.on_progress is not None:
             self.on_progress(params)
-        elif method == "notifications/tools/list_changed":
-            self._tools = None
-            if self.on_tools_changed is not None:
-                self.on_tools_changed()
-        elif method == "notifications/resources/list_changed":
-            if self.on_resources_changed is not None:
-                self.on_resources_changed()
-        elif method == "notifications/prompts/list_changed":
-            if self.on_prompts_changed is not None:
-                self.on_prompts_changed()
-        elif method == "notifications/resources/updated":
-            if self.on_resource_updated is not None:
-                self.on_resource_updated(params.get("uri"))
+        elif method == "notifications/resources/updated" and self.on_resource_updated is not None:
+            self.on_resource_updated(params.get("uri"))
+        elif method in list_changed:
+            if method == "notifications/tools/list_changed":
+                self._tools = None  # fetched again when next asked for
+            if list_changed[method] is not None:
+                list_changed[method]()
         if self.on_notification is not None:
             self.on_notification(method, params)
 

@@ -13,9 +13,10 @@ refresh the tool list.
 
 import threading
 import time
-from typing import Any, Callable, Dict, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ..errors import MCPError, ProtocolError, RPCError, Timeout
+from ..http.headers import header_params
 from ..logs import get_logger
 from ..protocol.jsonrpc import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION
 from ..protocol.stateless import (CACHEABLE, CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, SUBSCRIPTION_KEY,
@@ -23,6 +24,7 @@ from ..protocol.stateless import (CACHEABLE, CAPABILITIES_KEY, CLIENT_INFO_KEY, 
 from ..protocol.versions import MODERN_VERSION
 from ..session import ProgressCallback, Session
 from ..threads import join, start_thread
+from .results import Tool
 
 log = get_logger(__name__)
 
@@ -177,6 +179,23 @@ class StatelessSide:
             if "requestState" in result:
                 params["requestState"] = result["requestState"]
         raise ProtocolError(f"{method}: the server still wanted input after {MAX_INPUT_ROUNDS} rounds")
+
+    def mirror_headers(self, tools: List[Tool]) -> List[Tool]:
+        """Over HTTP, tell the transport which arguments each tool mirrors into ``Mcp-Param-*``
+        headers; leave out (with a warning) a tool whose ``x-mcp-header`` annotations break
+        the rules, as the spec requires (spec 2026-07-28 basic/transports)."""
+        headers = getattr(self.session.transport, "param_headers", None)
+        if headers is None:
+            return tools
+        kept = []
+        for tool in tools:
+            mirrored = header_params(tool.input_schema)
+            if mirrored is None:
+                log.warning("dropping tool %r: its x-mcp-header annotations are invalid", tool.name)
+                continue
+            headers[tool.name] = mirrored
+            kept.append(tool)
+        return kept
 
     def _answer(self, request: dict) -> dict:
         """Answer one of an ``input_required`` result's requests with the client's own answers."""
