@@ -20,7 +20,7 @@ from ..logs import get_logger
 from ..protocol.levels import LOG_LEVELS, PYTHON_LEVELS
 from ..protocol.stateless import SERVER_INFO_KEY
 from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSION, PROTOCOL_VERSION, knows
-from ..session import ProgressCallback, Session
+from ..session import Handler, ProgressCallback, Session
 from . import answers
 from .results import Completion, Prompt, PromptResult, Resource, ResourceResult, ResourceTemplate, Tool, ToolResult
 from .stateless import Listener, StatelessSide
@@ -120,7 +120,7 @@ class Client:
         self.on_log, self.on_progress, self.on_notification = on_log, on_progress, on_notification
         self.on_tools_changed, self.on_resources_changed = on_tools_changed, on_resources_changed
         self.on_prompts_changed, self.on_resource_updated = on_prompts_changed, on_resource_updated
-        answers = {"sampling/createMessage": self._answer_sampling, "elicitation/create": self._answer_elicitation,
+        answers: Dict[str, Handler] = {"sampling/createMessage": self._answer_sampling, "elicitation/create": self._answer_elicitation,
                    "roots/list": self._answer_roots}
         self.session = Session(transport, answers, {"*": self._notified}, owner=self, timeout=timeout,
                                trace=trace, name="client")
@@ -334,8 +334,7 @@ class Client:
         self._require("resources", "subscribe")
         if self.modern:  # 2026-07-28: a listen request carries the subscriptions
             self.stateless.subscribed.add(uri)
-            self._relisten()
-            return
+            return self._relisten()
         self._call("resources/subscribe", {"uri": uri}, timeout=timeout)
 
     def unsubscribe_resource(self, uri: str, *, timeout: Optional[float] = None) -> None:
@@ -343,8 +342,7 @@ class Client:
         self._require("resources", "subscribe")
         if self.modern:
             self.stateless.subscribed.discard(uri)
-            self._relisten()
-            return
+            return self._relisten()
         self._call("resources/unsubscribe", {"uri": uri}, timeout=timeout)
 
     def iter_prompts(self, *, cursor: Optional[str] = None, timeout: Optional[float] = None) -> Iterator[Prompt]:
@@ -423,9 +421,6 @@ class Client:
         """Route one notification from the server (on the dispatcher thread, in order)."""
         if not self.stateless.notified(method, params):
             return  # from a listen request we closed
-        list_changed = {"notifications/tools/list_changed": self.on_tools_changed,
-                        "notifications/resources/list_changed": self.on_resources_changed,
-                        "notifications/prompts/list_changed": self.on_prompts_changed}
         if method == "notifications/message":
             if self.on_log is not None:
                 self.on_log(params)
@@ -436,11 +431,14 @@ class Client:
             self.on_progress(params)
         elif method == "notifications/resources/updated" and self.on_resource_updated is not None:
             self.on_resource_updated(params.get("uri"))
-        elif method in list_changed:
-            if method == "notifications/tools/list_changed":
-                self._tools = None  # fetched again when next asked for
-            if list_changed[method] is not None:
-                list_changed[method]()
+        elif method == "notifications/tools/list_changed":
+            self._tools = None  # fetched again when next asked for
+            if self.on_tools_changed is not None:
+                self.on_tools_changed()
+        elif method == "notifications/resources/list_changed" and self.on_resources_changed is not None:
+            self.on_resources_changed()
+        elif method == "notifications/prompts/list_changed" and self.on_prompts_changed is not None:
+            self.on_prompts_changed()
         if self.on_notification is not None:
             self.on_notification(method, params)
 

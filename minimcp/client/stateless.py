@@ -13,7 +13,7 @@ refresh the tool list.
 
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from ..errors import MCPError, ProtocolError, RPCError, Timeout
 from ..http.headers import header_params
@@ -40,7 +40,7 @@ _STALE_AFTER = {
 }
 
 #: ``answer(params, ctx) -> result`` for a request the server sends the client.
-Answer = Callable[[dict, Any], dict]
+Answer = Callable[[dict, Any], Any]
 
 
 class StatelessSide:
@@ -53,10 +53,10 @@ class StatelessSide:
             handshake era runs when the server asks; here they fill ``input_required`` rounds.
         capabilities: returns the capabilities each request declares.
         client_info: ``{"name", "version"}`` each request carries.
-        refresh_tools: ``refresh_tools(timeout=...)`` lists the tools again (after a -32020).
+        refresh_tools: ``refresh_tools(timeout=...)`` lists the tools again (after a HEADER_MISMATCH).
     """
 
-    def __init__(self, session: Session, *, answers: Dict[str, Answer], capabilities: Callable[[], dict],
+    def __init__(self, session: Session, *, answers: Mapping[str, Answer], capabilities: Callable[[], dict],
                  client_info: dict, refresh_tools: Callable[..., Any]) -> None:
         self.session = session
         self.answers = answers
@@ -220,9 +220,10 @@ class StatelessSide:
         listener = self.listener
         if subscription is not None and (listener is None or listener.request_id != subscription):
             return False
-        if method == "notifications/subscriptions/acknowledged" and subscription is not None:
-            listener.acknowledged = params.get("notifications", {})
-            listener.ready.set()
+        if method == "notifications/subscriptions/acknowledged":
+            if listener is not None and subscription is not None:  # ours: any other was dropped above
+                listener.acknowledged = params.get("notifications", {})
+                listener.ready.set()
         elif method == "notifications/resources/updated":
             self._cache.pop(("resources/read", None, params.get("uri")), None)
         for stale in _STALE_AFTER.get(method, ()):
