@@ -2,7 +2,8 @@
 
 - :mod:`~minimcp.client.connect`: ``connect(target)`` picks the transport;
 - :mod:`~minimcp.client.client`: :class:`Client`, one method per MCP call;
-- :mod:`~minimcp.client.stateless`: the 2026-07-28 client side;
+- :mod:`~minimcp.client.stateless`: :class:`StatelessSide`, the 2026-07-28 client side;
+- :mod:`~minimcp.client.answers`: what the client answers when the server asks (sampling, elicitation, roots);
 - :mod:`~minimcp.client.results`: the result types (``Tool``, ``ToolResult`` ...);
 - :mod:`~minimcp.client.config`: host config files (Claude Desktop, Cursor, VS Code ...);
 - :mod:`~minimcp.client.hub`: :class:`ToolHub`, many servers as one tool list;

@@ -14,19 +14,17 @@ each run on a worker thread, never on the reader.
 import os
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
-from ..logs import get_logger
 from .. import __version__
-from . import stateless as client_modern
-from ..http.headers import header_params
-from ..protocol.stateless import CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, SUBSCRIPTION_KEY, VERSION_KEY
-from ..protocol.versions import MODERN_VERSION, knows
-from ..errors import CapabilityError, ProtocolError, RPCError
-from ..protocol.jsonrpc import METHOD_NOT_FOUND
-from ..session import ProgressCallback, Session
-from .results import (LEGACY_VERSIONS, PROTOCOL_VERSION, Completion, Prompt, PromptResult, Resource,
-                    ResourceResult, ResourceTemplate, Tool, ToolResult)
+from ..errors import CapabilityError, ProtocolError
+from ..logs import get_logger
+from ..protocol.levels import LOG_LEVELS, PYTHON_LEVELS
+from ..protocol.stateless import SERVER_INFO_KEY
+from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSION, PROTOCOL_VERSION, knows
+from ..session import Handler, ProgressCallback, Session
+from . import answers
+from .results import Completion, Prompt, PromptResult, Resource, ResourceResult, ResourceTemplate, Tool, ToolResult
+from .stateless import Listener, StatelessSide
 
-log = get_logger(__name__)
 server_log = get_logger("minimcp.server_log")
 
 #: How many pages a list call follows before deciding the server loops.
@@ -34,27 +32,12 @@ MAX_PAGES = 10_000
 #: What the client can speak, for ``protocol=``.
 PROTOCOLS = ("auto", MODERN_VERSION) + LEGACY_VERSIONS
 
-_LOG_LEVELS = {"debug": 10, "info": 20, "notice": 25, "warning": 30, "error": 40, "critical": 50,
-               "alert": 50, "emergency": 50}
 
-
-def _file_uri(root: Any) -> dict:
-    if isinstance(root, dict):
-        return root
-    text = os.fspath(root)
-    if "://" in text:
-        return {"uri": text}
-    path = os.path.abspath(text)
-    return {"uri": "file://" + path, "name": os.path.basename(path) or path}
-
-
-def apply_defaults(schema: dict, content: Optional[dict]) -> dict:
-    """Fill in the schema's ``default`` for fields an elicitation answer left out (2025-11-25)."""
-    filled = dict(content or {})
-    for name, prop in (schema.get("properties") or {}).items():
-        if name not in filled and isinstance(prop, dict) and "default" in prop:
-            filled[name] = prop["default"]
-    return filled
+def check_protocol(protocol: str) -> str:
+    """Return ``protocol`` if it is one of :data:`PROTOCOLS`; raise ValueError if not."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
+    return protocol
 
 
 class Client:
@@ -99,6 +82,20 @@ class Client:
     ``subscribe_resource`` becomes a ``subscriptions/listen`` request, and
     the server's questions (sampling, elicitation, roots) come as
     ``input_required`` results that the client answers and retries by itself.
+
+    Attributes:
+        protocol_version: the version the server and client agreed on (None
+            until :meth:`initialize`).
+        server_info: what the server said about itself: ``{"name", "version"}``,
+            and ``"title"`` from 2025-06-18.
+        server_capabilities: the capabilities the server declared; a call whose
+            capability is missing raises :class:`~minimcp.CapabilityError`.
+        instructions: the server's instructions for the model, or None.
+        modern: True when the server speaks the stateless 2026-07-28 protocol.
+        stateless: the 2026-07-28 side of this client
+            (:class:`~minimcp.client.stateless.StatelessSide`): its cache,
+            subscriptions and listen request.
+        session: the :class:`~minimcp.session.Session` carrying the messages.
     """
 
     def __init__(self, transport: Any, *, timeout: float = 60.0, client_info: Optional[dict] = None,
@@ -111,9 +108,7 @@ class Client:
                  on_prompts_changed: Optional[Callable[[], Any]] = None,
                  on_resource_updated: Optional[Callable[[str], Any]] = None,
                  on_notification: Optional[Callable[[str, dict], Any]] = None, protocol: str = "auto") -> None:
-        if protocol not in PROTOCOLS:
-            raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
-        self.protocol = protocol
+        self.protocol = check_protocol(protocol)
         if trace is None:
             trace = os.environ.get("MINIMCP_TRACE", "") not in ("", "0", "false", "no")
         self.client_info = client_info or {"name": "minimcp", "version": __version__}
@@ -125,31 +120,30 @@ class Client:
         self.on_log, self.on_progress, self.on_notification = on_log, on_progress, on_notification
         self.on_tools_changed, self.on_resources_changed = on_tools_changed, on_resources_changed
         self.on_prompts_changed, self.on_resource_updated = on_prompts_changed, on_resource_updated
-        self.session = Session(transport, {
-            "sampling/createMessage": self._answer_sampling,
-            "elicitation/create": self._answer_elicitation,
-            "roots/list": self._answer_roots,
-        }, {"*": self._notified}, owner=self, timeout=timeout, trace=trace, name="client",
-            batches=lambda: knows(self.protocol_version or PROTOCOL_VERSION, "batches"))
-        #: Set by initialize(): what the server said about itself.
+        answers: Dict[str, Handler] = {"sampling/createMessage": self._answer_sampling,
+                                       "elicitation/create": self._answer_elicitation,
+                                       "roots/list": self._answer_roots}
+        self.session = Session(transport, answers, {"*": self._notified}, owner=self, timeout=timeout,
+                               trace=trace, name="client",
+                               batches=lambda: knows(self.protocol_version or PROTOCOL_VERSION, "batches"))
+        self.stateless = StatelessSide(self.session, answers=answers, capabilities=self.capabilities,
+                                       client_info=self.client_info, refresh_tools=self.list_tools)
         self.protocol_version: Optional[str] = None
         self.server_info: dict = {}
         self.server_capabilities: dict = {}
         self.instructions: Optional[str] = None
-        #: True once the server and client agreed on the stateless 2026-07-28 protocol.
-        self.modern = False
-        self._probed_twice = False
         self._tools: Optional[List[Tool]] = None
-        self._log_level: Optional[str] = None
-        self._cache: Dict[tuple, tuple] = {}  # (method, cursor or uri) -> (expires, result): 2026 ttlMs
-        self._subscribed: set = set()
-        self._listener: Optional["client_modern.Listener"] = None
         transport.on_session_expired = self.initialize  # HTTP: a 404 means "start a new session"
 
     def __repr__(self) -> str:
         name = self.server_info.get("name", "?")
         state = "closed" if self.session.closed else "open"
         return f"<Client server={name!r} version={self.protocol_version} {state}>"
+
+    @property
+    def modern(self) -> bool:
+        """True once the server and client agreed on the stateless 2026-07-28 protocol."""
+        return self.stateless.active
 
     def __enter__(self) -> "Client":
         return self
@@ -161,37 +155,30 @@ class Client:
 
     def capabilities(self) -> dict:
         """The capabilities this client declares: one per handler it was given."""
-        caps: Dict[str, Any] = {}
-        if self.sampling_handler is not None:
-            caps["sampling"] = {"tools": {}} if self.sampling_tools else {}
-        if self.elicitation_handler is not None:
-            caps["elicitation"] = {mode: {} for mode in self.elicitation_modes}
-        if self.roots is not None:
-            caps["roots"] = {} if self.modern else {"listChanged": True}
-        return caps
-
-    def _meta(self) -> dict:
-        """The ``_meta`` every 2026-07-28 request carries (spec 2026-07-28 basic "Request metadata")."""
-        meta = {VERSION_KEY: MODERN_VERSION, CAPABILITIES_KEY: self.capabilities(),
-                CLIENT_INFO_KEY: self.client_info}
-        if self._log_level is not None:
-            meta[LOG_LEVEL_KEY] = self._log_level
-        return meta
+        return answers.declared(self.sampling_handler, self.sampling_tools, self.elicitation_handler,
+                                self.elicitation_modes, self.roots, stateless=self.modern)
 
     def initialize(self, timeout: Optional[float] = None) -> dict:
-        """Run the handshake (spec basic/lifecycle "Initialization") and return its result.
+        """Find out which era the server is in and introduce the client; return what the server said.
 
-        Offers :data:`~minimcp.protocol.versions.PROTOCOL_VERSION` and accepts any version
+        With ``protocol="auto"`` (or ``"2026-07-28"``) this asks ``server/discover``
+        first (spec 2026-07-28 "era detection"); a handshake-era server gets the
+        handshake (spec basic/lifecycle "Initialization"), which offers
+        :data:`~minimcp.protocol.versions.PROTOCOL_VERSION` and accepts any version
         in :data:`~minimcp.protocol.versions.LEGACY_VERSIONS` that the server picks.
 
         Raises:
-            ProtocolError: the server chose a version minimcp does not speak.
+            ProtocolError: the server chose a version minimcp does not speak, or
+                does not speak the one ``protocol=`` asked for.
         """
         if self.session._reader is None:
             self.session.start()
         if self.protocol in ("auto", MODERN_VERSION):
-            discovered = self._probe(timeout)
+            discovered = self.stateless.discover(timeout, required=self.protocol == MODERN_VERSION)
             if discovered is not None:
+                self._introduced(MODERN_VERSION, (discovered.get("_meta") or {}).get(SERVER_INFO_KEY), discovered)
+                self.session.transport.negotiated(MODERN_VERSION)
+                self._relisten()  # list-change callbacks need a listen request in this era
                 return discovered
         result = self.session.request("initialize", {
             "protocolVersion": self.protocol if self.protocol in LEGACY_VERSIONS else PROTOCOL_VERSION,
@@ -202,16 +189,16 @@ class Client:
         if version not in LEGACY_VERSIONS:
             raise ProtocolError(f"the server chose protocol version {version!r}; minimcp speaks "
                                 f"{', '.join(LEGACY_VERSIONS)}")
-        self.protocol_version = version
-        self.server_info = result.get("serverInfo") or {}
-        self.server_capabilities = result.get("capabilities") or {}
-        self.instructions = result.get("instructions")
+        self._introduced(version, result.get("serverInfo"), result)
         self.session.notify("notifications/initialized")
         self.session.transport.negotiated(version)
         return result
 
-    def _probe(self, timeout: Optional[float]) -> Optional[dict]:
-        return client_modern.probe(self, timeout)
+    def _introduced(self, version: str, server_info: Optional[dict], result: dict) -> None:
+        """Keep what ``initialize`` or ``server/discover`` said about the server."""
+        self.protocol_version, self.server_info = version, server_info or {}
+        self.server_capabilities = result.get("capabilities") or {}
+        self.instructions = result.get("instructions")
 
     def _call(self, method: str, params: Optional[dict] = None, *, timeout: Optional[float] = None,
               on_progress: Optional[ProgressCallback] = None, max_timeout: Optional[float] = None) -> Any:
@@ -219,8 +206,8 @@ class Client:
         if not self.modern:
             return self.session.request(method, params, timeout=timeout, on_progress=on_progress,
                                         max_timeout=max_timeout)
-        return client_modern.call(self, method, params, timeout=timeout, on_progress=on_progress,
-                                  max_timeout=max_timeout)
+        return self.stateless.call(method, params, timeout=timeout, on_progress=on_progress,
+                                   max_timeout=max_timeout)
 
     def _require(self, capability: str, sub: Optional[str] = None) -> None:
         """Refuse before sending when the server did not declare what a call needs."""
@@ -245,18 +232,17 @@ class Client:
     def ping(self, timeout: Optional[float] = None) -> None:
         """Check that the server answers (spec basic/utilities/ping; ``server/discover`` on 2026-07-28)."""
         if self.modern:
-            self.session.request("server/discover", {"_meta": self._meta()}, timeout=timeout)
+            self.session.request("server/discover", {"_meta": self.stateless.meta()}, timeout=timeout)
         else:
             self.session.request("ping", None, timeout=timeout)
 
-    def _paginate(self, method: str, key: str, timeout: Optional[float], cursor: Optional[str] = None,
-                  one_page: bool = False) -> Iterator[dict]:
+    def _paginate(self, method: str, key: str, timeout: Optional[float], cursor: Optional[str]) -> Iterator[dict]:
         seen = set()
         for _ in range(MAX_PAGES):
             result = self._call(method, {"cursor": cursor} if cursor is not None else None, timeout=timeout)
             yield from result.get(key) or []
             cursor = result.get("nextCursor")
-            if cursor is None or one_page:
+            if cursor is None:
                 return
             if cursor in seen:
                 raise ProtocolError(f"the server's {method} cursors loop ({cursor!r} came twice)")
@@ -276,17 +262,8 @@ class Client:
         the rules is left out (with a warning), as the spec requires.
         """
         tools = list(self.iter_tools(timeout=timeout))
-        headers = self.session.transport.param_headers
-        if self.modern and headers is not None:
-            kept = []
-            for tool in tools:
-                mirrored = header_params(tool.input_schema)
-                if mirrored is None:
-                    log.warning("dropping tool %r: its x-mcp-header annotations are invalid", tool.name)
-                    continue
-                headers[tool.name] = mirrored
-                kept.append(tool)
-            tools = kept
+        if self.modern:
+            tools = self.stateless.mirror_headers(tools)
         self._tools = tools
         return tools
 
@@ -356,18 +333,16 @@ class Client:
         """Ask to be told when ``uri`` changes (see ``on_resource_updated``)."""
         self._require("resources", "subscribe")
         if self.modern:  # 2026-07-28: a listen request carries the subscriptions
-            self._subscribed.add(uri)
-            self._relisten()
-            return
+            self.stateless.subscribed.add(uri)
+            return self._relisten()
         self._call("resources/subscribe", {"uri": uri}, timeout=timeout)
 
     def unsubscribe_resource(self, uri: str, *, timeout: Optional[float] = None) -> None:
         """Stop being told when ``uri`` changes."""
         self._require("resources", "subscribe")
         if self.modern:
-            self._subscribed.discard(uri)
-            self._relisten()
-            return
+            self.stateless.subscribed.discard(uri)
+            return self._relisten()
         self._call("resources/unsubscribe", {"uri": uri}, timeout=timeout)
 
     def iter_prompts(self, *, cursor: Optional[str] = None, timeout: Optional[float] = None) -> Iterator[Prompt]:
@@ -407,7 +382,7 @@ class Client:
             value: what has been typed so far.
             context: arguments already chosen (2025-06-18+).
         """
-        if self.protocol_version != "2024-11-05":  # completion had no capability flag before 2025-03-26
+        if self.protocol_version is None or knows(self.protocol_version, "completions"):  # a flag since 2025-03-26
             self._require("completions")
         params: Dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
         if context:
@@ -418,9 +393,9 @@ class Client:
         """Ask the server for log messages at ``level`` and above (see ``on_log``)."""
         self._require("logging")
         if self.modern:  # 2026-07-28: each request asks for its own level
-            if level not in _LOG_LEVELS:
-                raise ValueError(f"unknown log level {level!r}; use one of {', '.join(_LOG_LEVELS)}")
-            self._log_level = level
+            if level not in LOG_LEVELS:
+                raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
+            self.stateless.log_level = level
             return
         self._call("logging/setLevel", {"level": level}, timeout=timeout)
 
@@ -432,101 +407,59 @@ class Client:
 
     # -- what the server sends ------------------------------------------------------------------
 
+    # The server's requests (read at each call: a handler may be replaced, roots by set_roots).
     def _answer_sampling(self, params: dict, ctx: Any) -> dict:
-        if self.sampling_handler is None:
-            raise RPCError(METHOD_NOT_FOUND, "this client does not support sampling")
-        return self.sampling_handler(params)
+        return answers.sample(self.sampling_handler, params)
 
     def _answer_elicitation(self, params: dict, ctx: Any) -> dict:
-        mode = params.get("mode", "form")
-        if self.elicitation_handler is None or mode not in self.elicitation_modes:
-            raise RPCError(METHOD_NOT_FOUND if self.elicitation_handler is None else -32602,
-                           f"this client does not support {mode} elicitation")
-        result = dict(self.elicitation_handler(params))
-        if result.get("action") == "accept" and mode == "form":
-            result["content"] = apply_defaults(params.get("requestedSchema") or {}, result.get("content"))
-        return result
+        return answers.elicit(self.elicitation_handler, self.elicitation_modes, params)
 
     def _answer_roots(self, params: dict, ctx: Any) -> dict:
-        if self.roots is None:
-            raise RPCError(METHOD_NOT_FOUND, "this client does not offer roots")
-        roots = self.roots() if callable(self.roots) else self.roots
-        return {"roots": [_file_uri(root) for root in roots]}
+        return answers.list_roots(self.roots)
 
     def _notified(self, method: str, params: dict) -> None:
         """Route one notification from the server (on the dispatcher thread, in order)."""
-        subscription = (params.get("_meta") or {}).get(SUBSCRIPTION_KEY)
-        listener = self._listener
-        if subscription is not None and (listener is None or listener.request_id != subscription):
-            return  # from a listen request we closed: demultiplex by subscription id (spec)
-        if method == "notifications/subscriptions/acknowledged":
-            subscription = (params.get("_meta") or {}).get(SUBSCRIPTION_KEY)
-            listener = self._listener
-            if listener is not None and listener.request_id == subscription:
-                listener.acknowledged = params.get("notifications", {})
-                listener.ready.set()
-        elif method == "notifications/message":
+        if not self.stateless.notified(method, params):
+            return  # from a listen request we closed
+        if method == "notifications/message":
             if self.on_log is not None:
                 self.on_log(params)
             else:
-                server_log.log(_LOG_LEVELS.get(params.get("level"), 20), "%s: %s",
+                server_log.log(PYTHON_LEVELS.get(params.get("level"), 20), "%s: %s",
                                params.get("logger") or self.server_info.get("name", "server"), params.get("data"))
         elif method == "notifications/progress" and self.on_progress is not None:
             self.on_progress(params)
+        elif method == "notifications/resources/updated" and self.on_resource_updated is not None:
+            self.on_resource_updated(params.get("uri"))
         elif method == "notifications/tools/list_changed":
-            self._tools = None
-            self._forget("tools/list")
+            self._tools = None  # fetched again when next asked for
             if self.on_tools_changed is not None:
                 self.on_tools_changed()
-        elif method == "notifications/resources/list_changed":
-            self._forget("resources/list", "resources/templates/list")
-            if self.on_resources_changed is not None:
-                self.on_resources_changed()
-        elif method == "notifications/prompts/list_changed":
-            self._forget("prompts/list")
-            if self.on_prompts_changed is not None:
-                self.on_prompts_changed()
-        elif method == "notifications/resources/updated":
-            self._cache.pop(("resources/read", None, params.get("uri")), None)
-            if self.on_resource_updated is not None:
-                self.on_resource_updated(params.get("uri"))
+        elif method == "notifications/resources/list_changed" and self.on_resources_changed is not None:
+            self.on_resources_changed()
+        elif method == "notifications/prompts/list_changed" and self.on_prompts_changed is not None:
+            self.on_prompts_changed()
         if self.on_notification is not None:
             self.on_notification(method, params)
-
-    # -- the end ------------------------------------------------------------------------------
-
-    def _forget(self, *methods: str) -> None:
-        for key in [k for k in list(self._cache) if k[0] in methods]:  # list(): others write it
-            self._cache.pop(key, None)
 
     # -- 2026-07-28 subscriptions ----------------------------------------------------------
 
     def listen(self, *, tools: bool = False, prompts: bool = False, resources: bool = False,
-               resource_uris: Sequence[str] = ()) -> "client_modern.Listener":
+               resource_uris: Sequence[str] = ()) -> Listener:
         """Open a ``subscriptions/listen`` request (2026-07-28): the notifications it asks
         for reach this client's ``on_*`` callbacks until ``listener.close()``."""
-        filters: Dict[str, Any] = {}
-        for name, wanted in (("toolsListChanged", tools), ("promptsListChanged", prompts),
-                             ("resourcesListChanged", resources)):
-            if wanted:
-                filters[name] = True
-        if resource_uris:
-            filters["resourceSubscriptions"] = list(resource_uris)
-        return client_modern.Listener(self, filters)
+        return self.stateless.listen(tools=tools, prompts=prompts, resources=resources, resource_uris=resource_uris)
 
     def _relisten(self) -> None:
         """(Re)open the one listen request that feeds the client's callbacks and subscriptions."""
-        if self._subscribed or self.on_tools_changed or self.on_prompts_changed or self.on_resources_changed:
-            self.listen(tools=self.on_tools_changed is not None, prompts=self.on_prompts_changed is not None,
-                        resources=self.on_resources_changed is not None, resource_uris=sorted(self._subscribed))
-        elif self._listener is not None:
-            self._listener.close()
-            self._listener = None
+        self.stateless.relisten(tools=self.on_tools_changed is not None, prompts=self.on_prompts_changed is not None,
+                                resources=self.on_resources_changed is not None)
+
+    # -- the end ------------------------------------------------------------------------------
 
     def close(self) -> None:
         """Close the connection: a child server is shut down, every thread joined. Idempotent."""
         try:
-            if self._listener is not None:
-                self._listener.close()
+            self.stateless.close()
         finally:
             self.session.close()

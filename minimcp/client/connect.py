@@ -7,7 +7,7 @@ in-memory), then the handshake (or the 2026-07-28 probe) runs.
 
 from typing import Any, Callable, Dict, Optional, Sequence, Union
 
-from .client import Client
+from .client import Client, check_protocol
 from ..errors import RPCError
 from ..logs import get_logger
 
@@ -20,7 +20,7 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Op
             env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None,
             on_stderr: Optional[Callable[[str], None]] = None, headers: Optional[Dict[str, str]] = None,
             auth: Any = None, timeout: float = 60.0, client_info: Optional[dict] = None,
-            trace: Optional[bool] = None, **handlers: Any) -> Client:
+            trace: Optional[bool] = None, protocol: str = "auto", **handlers: Any) -> Client:
     """Connect to an MCP server, run the handshake, and return the :class:`Client`.
 
     Example::
@@ -53,6 +53,10 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Op
         timeout: the default seconds each call waits, the handshake included.
         client_info: ``{"name": ..., "version": ...}`` to introduce ourselves.
         trace: print every message to stderr (also ``MINIMCP_TRACE=1``).
+        protocol: ``"auto"`` (the default) asks ``server/discover`` first and
+            speaks 2026-07-28 to a server that does, else runs the handshake;
+            ``"2026-07-28"`` or a handshake version (``"2025-06-18"`` ...)
+            speaks only that one (see :data:`~minimcp.client.client.PROTOCOLS`).
         handlers: what answers the server: ``sampling_handler``,
             ``elicitation_handler``, ``roots``, ``on_log`` ... (see :class:`Client`).
 
@@ -60,8 +64,11 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Op
         FileNotFoundError: the server command does not exist.
         ConnectionClosed: the server exited before the handshake finished
             (the exception carries its exit code and last stderr lines).
-        ValueError: the target is not something minimcp can connect to.
+        ValueError: the target is not something minimcp can connect to, or
+            ``protocol`` is not a version minimcp speaks.
+        ProtocolError: the server does not speak the ``protocol`` asked for.
     """
+    handlers = dict(handlers, protocol=check_protocol(protocol))  # before a child process is started
     if isinstance(target, str) and target != "memory" and target.split(":", 1)[0] not in _URL_SCHEMES:
         from .config import find_server  # a host config entry, by name
 

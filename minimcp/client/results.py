@@ -1,12 +1,10 @@
-"""Protocol versions, and the small result objects the client hands back.
+"""The small result objects the client hands back.
 
 Results keep the dict the server sent in ``.raw``, so nothing is lost:
 unknown fields, ``_meta``, fields from a newer protocol version.
 """
 
 from typing import Any, List, Optional
-
-from ..protocol.versions import LEGACY_VERSIONS, PROTOCOL_VERSION  # noqa: F401  (re-exported)
 
 
 class Tool:

@@ -1,123 +1,267 @@
 """The 2026-07-28 side of the client: the era probe, calls with ``_meta``, input-required rounds,
 cached results, and listen requests (spec 2026-07-28 basic, digest base.md §9).
 
-Functions of a :class:`~minimcp.client.Client`, kept here so client.py reads as the
-calls a user makes; the Client delegates to them when the server speaks 2026-07-28.
+A :class:`~minimcp.client.Client` holds one :class:`StatelessSide` as
+``client.stateless``; it is ``active`` once ``server/discover`` found a
+2026-07-28 server, and the Client hands it every call from then on. It owns
+what only this era has (the result cache, the log level each request asks
+for, the resource subscriptions and the open listen request) and knows the
+Client only through what its constructor takes: the session, the answers to
+the server's questions, the capabilities, the client info and a way to
+refresh the tool list.
 """
 
 import threading
 import time
-from typing import Any, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
-from ..protocol.stateless import CACHEABLE, SERVER_INFO_KEY
-from ..protocol.versions import MODERN_VERSION
 from ..errors import MCPError, ProtocolError, RPCError, Timeout
+from ..http.headers import header_params
 from ..logs import get_logger
-from ..session import ProgressCallback
+from ..protocol.jsonrpc import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION
+from ..protocol.stateless import (CACHEABLE, CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, SUBSCRIPTION_KEY,
+                                  VERSION_KEY)
+from ..protocol.versions import MODERN_VERSION
+from ..session import ProgressCallback, Session
+from ..threads import join, start_thread
+from .results import Tool
 
 log = get_logger(__name__)
 
 #: How many input_required rounds one call may take before giving up.
 MAX_INPUT_ROUNDS = 10
+#: The longest the probe waits for ``server/discover``: an old server may never answer it.
+PROBE_TIMEOUT = 10.0
+#: Which cached results a notification makes stale (spec 2026-07-28 server/utilities/caching).
+_STALE_AFTER = {
+    "notifications/tools/list_changed": ("tools/list",),
+    "notifications/resources/list_changed": ("resources/list", "resources/templates/list"),
+    "notifications/prompts/list_changed": ("prompts/list",),
+}
+
+#: ``answer(params, ctx) -> result`` for a request the server sends the client.
+Answer = Callable[[dict, Any], Any]
 
 
-def probe(client: Any, timeout: Optional[float]) -> Optional[dict]:
-    """Ask ``server/discover`` first (spec 2026-07-28 "era detection"); the result, or None for a
-    handshake-era server. Only a recognised modern error is final."""
-    client.modern = True
-    try:
-        result = client.session.request("server/discover", {"_meta": client._meta()},
-                                        timeout=min(timeout or client.session.timeout, 10.0))
-    except RPCError as exc:
-        supported = exc.data.get("supported") if exc.code == -32022 and isinstance(exc.data, dict) else None
-        if isinstance(supported, list) and MODERN_VERSION in supported:
-            # spec 2026-07-28 basic/versioning: retry with a version the server lists
-            return probe_again(client, timeout)
-        client.modern = False
-        if exc.code in (-32020, -32021) or client.protocol == MODERN_VERSION:
-            raise ProtocolError(f"the server does not speak {MODERN_VERSION}: {exc}") from exc
-        log.debug("server/discover failed (%s): using the initialize handshake", exc)
-        return None
-    except Timeout as exc:  # some handshake-era servers ignore unknown methods before initialize
-        client.modern = False
-        if client.protocol == MODERN_VERSION:
-            raise ProtocolError(f"the server does not speak {MODERN_VERSION}: {exc}") from exc
-        log.debug("server/discover timed out: using the initialize handshake")
-        return None
-    versions = result.get("supportedVersions") if isinstance(result, dict) else None
-    if not isinstance(versions, list) or MODERN_VERSION not in versions:  # garbage, or legacy only
-        client.modern = False
-        if client.protocol == MODERN_VERSION:
-            raise ProtocolError(f"the server supports {versions}, not {MODERN_VERSION}")
-        return None
-    client.protocol_version = MODERN_VERSION
-    client.server_info = (result.get("_meta") or {}).get(SERVER_INFO_KEY) or {}
-    client.server_capabilities = result.get("capabilities") or {}
-    client.instructions = result.get("instructions")
-    client.session.transport.negotiated(MODERN_VERSION)
-    client._relisten()  # list-change callbacks need a listen request in this era
-    return result
+class StatelessSide:
+    """The client's half of the stateless protocol: one per :class:`~minimcp.client.Client`.
 
-def probe_again(client: Any, timeout: Optional[float]) -> Optional[dict]:
-    if client._probed_twice:
-        client.modern = False
-        raise ProtocolError(f"the server refuses {MODERN_VERSION} yet lists it as supported")
-    client._probed_twice = True
-    return probe(client, timeout)
+    Args:
+        session: the client's session, which carries every request.
+        answers: ``{method: answer(params, ctx)}`` for ``sampling/createMessage``,
+            ``elicitation/create`` and ``roots/list``: the same answers the
+            handshake era runs when the server asks; here they fill ``input_required`` rounds.
+        capabilities: returns the capabilities each request declares.
+        client_info: ``{"name", "version"}`` each request carries.
+        refresh_tools: ``refresh_tools(timeout=...)`` lists the tools again (after a HEADER_MISMATCH).
+    """
 
-def call(client: Any, method: str, params: Optional[dict] = None, *, timeout: Optional[float] = None,
-          on_progress: Optional[ProgressCallback] = None, max_timeout: Optional[float] = None) -> Any:
-    """Send a request; on a 2026-07-28 server add ``_meta``, answer ``input_required``
-    rounds, and keep results the server says may be cached."""
-    if not client.modern:
-        return client.session.request(method, params, timeout=timeout, on_progress=on_progress,
-                                    max_timeout=max_timeout)
-    params = dict(params or {})
-    key = (method, params.get("cursor"), params.get("uri"))
-    cached = client._cache.get(key)
-    if cached is not None and cached[0] > time.monotonic():
-        return cached[1]
-    params["_meta"] = {**(params.get("_meta") or {}), **client._meta()}
-    for _ in range(MAX_INPUT_ROUNDS):
+    def __init__(self, session: Session, *, answers: Mapping[str, Answer], capabilities: Callable[[], dict],
+                 client_info: dict, refresh_tools: Callable[..., Any]) -> None:
+        self.session = session
+        self.answers = answers
+        self.capabilities = capabilities
+        self.client_info = client_info
+        self.refresh_tools = refresh_tools
+        #: True once the server and client agreed on 2026-07-28.
+        self.active = False
+        #: The level every request asks for (``logging/setLevel`` is gone), or None for the server's default.
+        self.log_level: Optional[str] = None
+        #: The resource URIs the listen request subscribes to.
+        self.subscribed: set = set()
+        #: The open ``subscriptions/listen`` request, if any.
+        self.listener: Optional[Listener] = None
+        self._cache: Dict[tuple, tuple] = {}  # (method, cursor, uri) -> (expires, result), from ttlMs
+        self._probed_twice = False
+
+    def __repr__(self) -> str:
+        return f"<StatelessSide active={self.active} cached={len(self._cache)} listener={self.listener!r}>"
+
+    def meta(self) -> dict:
+        """The ``_meta`` every 2026-07-28 request carries (spec 2026-07-28 basic "Request metadata")."""
+        meta = {VERSION_KEY: MODERN_VERSION, CAPABILITIES_KEY: self.capabilities(), CLIENT_INFO_KEY: self.client_info}
+        if self.log_level is not None:
+            meta[LOG_LEVEL_KEY] = self.log_level
+        return meta
+
+    # -- which era ----------------------------------------------------------------------------
+
+    def discover(self, timeout: Optional[float], required: bool) -> Optional[dict]:
+        """Ask ``server/discover`` (spec 2026-07-28 "era detection"): its result, and ``active`` set,
+        for a 2026-07-28 server; None for a handshake-era one. Only a recognised modern error is final.
+
+        Args:
+            timeout: the caller's timeout (the probe waits at most :data:`PROBE_TIMEOUT`).
+            required: the user asked for 2026-07-28, so a fallback is an error instead.
+
+        Raises:
+            ProtocolError: the server refused 2026-07-28 in a way that rules out falling
+                back, or ``required`` is set and the server does not speak it.
+        """
+        self.active = True  # so capabilities() declares what this era means
         try:
-            result = client.session.request(method, params, timeout=timeout, on_progress=on_progress,
-                                          max_timeout=max_timeout)
+            result = self.session.request("server/discover", {"_meta": self.meta()},
+                                          timeout=min(timeout or self.session.timeout, PROBE_TIMEOUT))
         except RPCError as exc:
-            # spec 2026-07-28 basic/transports: a -32020 about Mcp-Param-* headers means
-            # our tool list is stale: refresh it (it says which headers to send) and retry.
-            if exc.code != -32020 or method != "tools/call":
-                raise
-            client.list_tools(timeout=timeout)
-            result = client.session.request(method, params, timeout=timeout, on_progress=on_progress,
-                                          max_timeout=max_timeout)
-        kind = result.get("resultType", "complete")  # missing means complete (older servers)
-        if kind == "complete":
-            ttl = result.get("ttlMs")
-            if method in CACHEABLE and "inputResponses" not in params and isinstance(ttl, int) and ttl > 0:
-                client._cache[key] = (time.monotonic() + ttl / 1000, result)
-            return result
-        if kind != "input_required":
-            raise ProtocolError(f"the server answered {method} with an unknown resultType {kind!r}")
-        # spec 2026-07-28 basic/patterns/mrtr: answer each, retry with a new id and the state
-        params = dict(params, inputResponses={k: answer_input(client, r) for k, r in
-                                              (result.get("inputRequests") or {}).items()})
-        params.pop("requestState", None)
-        if "requestState" in result:
-            params["requestState"] = result["requestState"]
-    raise ProtocolError(f"{method}: the server still wanted input after {MAX_INPUT_ROUNDS} rounds")
+            supported = exc.data.get("supported") if (exc.code == UNSUPPORTED_PROTOCOL_VERSION
+                                                      and isinstance(exc.data, dict)) else None
+            if isinstance(supported, list) and MODERN_VERSION in supported:
+                return self._discover_again(timeout, required)  # spec basic/versioning: retry once
+            self.active = False
+            if exc.code in (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY) or required:
+                raise ProtocolError(f"the server does not speak {MODERN_VERSION}: {exc}") from exc
+            log.debug("server/discover failed (%s): using the initialize handshake", exc)
+            return None
+        except Timeout as exc:  # some handshake-era servers ignore unknown methods before initialize
+            self.active = False
+            if required:
+                raise ProtocolError(f"the server does not speak {MODERN_VERSION}: {exc}") from exc
+            log.debug("server/discover timed out: using the initialize handshake")
+            return None
+        versions = result.get("supportedVersions") if isinstance(result, dict) else None
+        if not isinstance(versions, list) or MODERN_VERSION not in versions:  # garbage, or legacy only
+            self.active = False
+            if required:
+                raise ProtocolError(f"the server supports {versions}, not {MODERN_VERSION}")
+            return None
+        return result
 
-def answer_input(client: Any, request: dict) -> dict:
-    method, params = request.get("method"), request.get("params") or {}
-    answer = {"sampling/createMessage": client._answer_sampling, "elicitation/create": client._answer_elicitation,
-              "roots/list": client._answer_roots}.get(method)
-    if answer is None:
-        raise ProtocolError(f"the server asked for input of an unknown kind: {method!r}")
-    try:
-        return answer(params, None)
-    except MCPError:
-        raise
-    except Exception as exc:  # the call fails here, with the cause; the server holds nothing
-        raise MCPError(f"the {method} handler failed: {exc}") from exc
+    def _discover_again(self, timeout: Optional[float], required: bool) -> Optional[dict]:
+        if self._probed_twice:
+            self.active = False
+            raise ProtocolError(f"the server refuses {MODERN_VERSION} yet lists it as supported")
+        self._probed_twice = True
+        return self.discover(timeout, required)
+
+    # -- calls --------------------------------------------------------------------------------
+
+    def call(self, method: str, params: Optional[dict] = None, *, timeout: Optional[float] = None,
+             on_progress: Optional[ProgressCallback] = None, max_timeout: Optional[float] = None) -> Any:
+        """Send a request with ``_meta``, answer its ``input_required`` rounds, and keep a
+        result the server says may be cached (``ttlMs``).
+
+        Raises:
+            RPCError, Timeout, ConnectionClosed: as :meth:`Session.request`.
+            ProtocolError: an unknown ``resultType``, or input still wanted after
+                :data:`MAX_INPUT_ROUNDS` rounds.
+            MCPError: a handler answering the server's question failed.
+        """
+        params = dict(params or {})
+        key = (method, params.get("cursor"), params.get("uri"))
+        cached = self._cache.get(key)
+        if cached is not None and cached[0] > time.monotonic():
+            return cached[1]
+        params["_meta"] = {**(params.get("_meta") or {}), **self.meta()}
+        for _ in range(MAX_INPUT_ROUNDS):
+            try:
+                result = self.session.request(method, params, timeout=timeout, on_progress=on_progress,
+                                              max_timeout=max_timeout)
+            except RPCError as exc:
+                # spec 2026-07-28 basic/transports: a header mismatch about Mcp-Param-* headers
+                # means our tool list is stale: refresh it (it says which headers to send) and retry.
+                if exc.code != HEADER_MISMATCH or method != "tools/call":
+                    raise
+                self.refresh_tools(timeout=timeout)
+                result = self.session.request(method, params, timeout=timeout, on_progress=on_progress,
+                                              max_timeout=max_timeout)
+            kind = result.get("resultType", "complete")  # missing means complete (older servers)
+            if kind == "complete":
+                ttl = result.get("ttlMs")
+                if method in CACHEABLE and "inputResponses" not in params and isinstance(ttl, int) and ttl > 0:
+                    self._cache[key] = (time.monotonic() + ttl / 1000, result)
+                return result
+            if kind != "input_required":
+                raise ProtocolError(f"the server answered {method} with an unknown resultType {kind!r}")
+            # spec 2026-07-28 basic/patterns/mrtr: answer each, retry with a new id and the state
+            params = dict(params, inputResponses={key: self._answer(request) for key, request in
+                                                  (result.get("inputRequests") or {}).items()})
+            params.pop("requestState", None)
+            if "requestState" in result:
+                params["requestState"] = result["requestState"]
+        raise ProtocolError(f"{method}: the server still wanted input after {MAX_INPUT_ROUNDS} rounds")
+
+    def mirror_headers(self, tools: List[Tool]) -> List[Tool]:
+        """Over HTTP, tell the transport which arguments each tool mirrors into ``Mcp-Param-*``
+        headers; leave out (with a warning) a tool whose ``x-mcp-header`` annotations break
+        the rules, as the spec requires (spec 2026-07-28 basic/transports)."""
+        headers = self.session.transport.param_headers
+        if headers is None:
+            return tools
+        kept = []
+        for tool in tools:
+            mirrored = header_params(tool.input_schema)
+            if mirrored is None:
+                log.warning("dropping tool %r: its x-mcp-header annotations are invalid", tool.name)
+                continue
+            headers[tool.name] = mirrored
+            kept.append(tool)
+        return kept
+
+    def _answer(self, request: dict) -> dict:
+        """Answer one of an ``input_required`` result's requests with the client's own answers."""
+        method, params = request.get("method"), request.get("params") or {}
+        answer = self.answers.get(method)
+        if answer is None:
+            raise ProtocolError(f"the server asked for input of an unknown kind: {method!r}")
+        try:
+            return answer(params, None)
+        except MCPError:
+            raise
+        except Exception as exc:  # the call fails here, with the cause; the server holds nothing
+            raise MCPError(f"the {method} handler failed: {exc}") from exc
+
+    # -- notifications and subscriptions -----------------------------------------------------------
+
+    def notified(self, method: str, params: dict) -> bool:
+        """See a notification before the client's callbacks do: note an acknowledged listen
+        request, drop cached results it makes stale. False if it belongs to a listen
+        request already closed (demultiplexed by subscription id, as the spec says)."""
+        subscription = (params.get("_meta") or {}).get(SUBSCRIPTION_KEY)
+        listener = self.listener
+        if subscription is not None and (listener is None or listener.request_id != subscription):
+            return False
+        if method == "notifications/subscriptions/acknowledged":
+            if listener is not None and subscription is not None:  # ours: any other was dropped above
+                listener.acknowledged = params.get("notifications", {})
+                listener.ready.set()
+        elif method == "notifications/resources/updated":
+            self._cache.pop(("resources/read", None, params.get("uri")), None)
+        for stale in _STALE_AFTER.get(method, ()):
+            for key in [key for key in list(self._cache) if key[0] == stale]:  # list(): callers write it
+                self._cache.pop(key, None)
+        return True
+
+    def listen(self, *, tools: bool = False, prompts: bool = False, resources: bool = False,
+               resource_uris: Sequence[str] = ()) -> "Listener":
+        """Open a ``subscriptions/listen`` request for what is asked, in place of the open one;
+        return it once the server acknowledged it."""
+        filters: Dict[str, Any] = {}
+        for name, wanted in (("toolsListChanged", tools), ("promptsListChanged", prompts),
+                             ("resourcesListChanged", resources)):
+            if wanted:
+                filters[name] = True
+        if resource_uris:
+            filters["resourceSubscriptions"] = list(resource_uris)
+        listener = Listener(self.session, filters)
+        previous, self.listener = self.listener, listener  # before it opens: its acknowledgement must match
+        listener.open(self.meta())
+        if previous is not None:
+            previous.close()
+        return listener
+
+    def relisten(self, *, tools: bool, prompts: bool, resources: bool) -> None:
+        """Keep one listen request open for the list changes asked for and :attr:`subscribed`;
+        close it when nothing is wanted any more."""
+        if self.subscribed or tools or prompts or resources:
+            self.listen(tools=tools, prompts=prompts, resources=resources, resource_uris=sorted(self.subscribed))
+        elif self.listener is not None:
+            self.listener.close()
+            self.listener = None
+
+    def close(self) -> None:
+        """End the open listen request, if any."""
+        if self.listener is not None:
+            self.listener.close()
 
 
 class Listener:
@@ -128,35 +272,34 @@ class Listener:
     sent after that is missed.
     """
 
-    def __init__(self, client: Any, filters: dict, timeout: float = 10.0) -> None:
-        from ..threads import start_thread
-
-        self.client, self.filters = client, filters
+    def __init__(self, session: Session, filters: dict) -> None:
+        self.session, self.filters = session, filters
         self.acknowledged: Optional[dict] = None
         self.ready = threading.Event()
-        self.request_id = client.session.new_request_id()
-        previous, client._listener = client._listener, self
+        self.request_id = session.new_request_id()
+        self._params: dict = {}
+        self._thread: Optional[threading.Thread] = None
+
+    def open(self, meta: dict, timeout: float = 10.0) -> None:
+        """Send the request and wait (up to ``timeout``) for the server's acknowledgement."""
+        self._params = {"notifications": self.filters, "_meta": meta}
         self._thread = start_thread(self._run, "listen")
         if not self.ready.wait(timeout):
             log.warning("the server did not acknowledge subscriptions/listen within %ss", timeout)
-        if previous is not None and previous is not self:
-            previous.close()
 
     def _run(self) -> None:
         try:
-            params = {"notifications": self.filters, "_meta": self.client._meta()}
-            self.client.session.request("subscriptions/listen", params, timeout=365 * 86400.0,
-                                        request_id=self.request_id)
+            self.session.request("subscriptions/listen", self._params, timeout=365 * 86400.0,
+                                 request_id=self.request_id)
         except Exception as exc:  # cancelled by close(), or the connection ended
             log.debug("listen request ended: %s", exc)
 
     def close(self) -> None:
         """End the listen request (``notifications/cancelled``, or closing its HTTP stream)."""
         self.ready.set()
-        self.client.session.cancel(self.request_id, "the client stopped listening")
-        from ..threads import join
-
-        join(self._thread, 5.0)
+        self.session.cancel(self.request_id, "the client stopped listening")
+        if self._thread is not None:
+            join(self._thread, 5.0)
 
     def __repr__(self) -> str:
         return f"<Listener {self.filters!r}>"

@@ -1,0 +1,245 @@
+"""The command line of ``minimcp``: its parser, its help, and ``key=value`` tool arguments.
+
+Only text in, values out: nothing here connects to a server. The words after
+the first ``--`` are the server's command; :func:`parse_args` binds the rest to
+a target, the command's own words and ``key=value`` pairs, which
+:func:`convert_arguments` turns into a tool's arguments guided by its schema.
+"""
+
+import argparse
+import json
+import sys
+from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple
+
+from .. import __version__
+
+#: Exit statuses (documented in ``minimcp --help``).
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_SERVER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+_COMMANDS = {  # name: (help, words after the target, whether key=value words follow)
+    "tools": ("list the tools and their arguments", (), False),
+    "call": ("call a tool", ("TOOL",), True),
+    "resources": ("list the resources and resource templates", (), False),
+    "read": ("read a resource", ("URI",), False),
+    "prompts": ("list the prompts", (), False),
+    "prompt": ("render a prompt", ("NAME",), True),
+    "info": ("show the server's name, version, protocol version, capabilities, instructions", (), False),
+}
+
+_EPILOG = """\
+the server:
+  -- SERVER_COMMAND ...  a stdio server to start; always last, after the first "--"
+                         minimcp tools -- python examples/weather_server.py
+                         minimcp call get_weather city=Paris -- python examples/weather_server.py
+  NAME                   a server in a host config file (--config FILE), first after the command
+                         minimcp call weather get_weather city=Paris
+  URL                    an http(s):// server (Streamable HTTP; --header for its auth)
+
+arguments:
+  key=value is read as JSON when it parses (days=3, ok=true, tags='["a"]'), else as text
+  (city=Paris); a string-typed argument of the tool stays text (zip=01234).
+  --args '{...}' gives a tool's arguments as one JSON object. Prompt arguments are text.
+
+exit status:
+  0 ok; 1 the tool reported an error, or the server answered with an error; 2 bad command
+  line; 3 the server could not be started, went away, broke the protocol or timed out;
+  130 interrupted.
+"""
+
+
+class UsageError(Exception):
+    """The command line cannot work; exits 2."""
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line on stderr."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+
+
+def _common_options() -> argparse.ArgumentParser:
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument("--json", action="store_true", help="print the raw result as JSON on stdout, for scripts")
+    options.add_argument("--config", metavar="FILE", help="the host config file to find a named server in")
+    options.add_argument("-H", "--header", metavar="'NAME: VALUE'", action="append", default=[],
+                         help="an HTTP header for a URL server, such as Authorization (repeatable)")
+    options.add_argument("--timeout", metavar="SECONDS", type=_seconds, default=60.0,
+                         help="seconds to wait for each answer, the handshake included (default: 60)")
+    options.add_argument("--trace", action="store_true", help="show every protocol message on stderr")
+    options.add_argument("-q", "--quiet", action="store_true", help="hide the server's stderr and log messages")
+    return options
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0: {text!r}")
+    return value
+
+
+def _usage(name: str, words: Sequence[str], key_values: bool) -> str:
+    tail = " ".join(list(words) + (["[key=value ...]"] if key_values else []))
+    tail = (" " + tail) if tail else ""
+    return (f"minimcp {name} [options]{tail} -- SERVER_COMMAND [ARG ...]\n"
+            f"       minimcp {name} [options] TARGET{tail}")
+
+
+def build_parser() -> Tuple[argparse.ArgumentParser, Dict[str, argparse.ArgumentParser]]:
+    """Return the ``minimcp`` parser and its subcommand parsers by name."""
+    listing = "\n".join(f"  {name:<10} {summary}" for name, (summary, _, _) in _COMMANDS.items())
+    parser = _Parser(prog="minimcp", usage="minimcp COMMAND [options] [TARGET] [ARGS ...] "
+                                           "[-- SERVER_COMMAND [ARG ...]]",
+                     description="Talk to an MCP server: list and call its tools, read its resources, "
+                                 f"render its prompts.\n\ncommands:\n{listing}\n\n"
+                                 "'minimcp COMMAND --help' shows a command's options.",
+                     epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
+    parser.add_argument("--version", action="version", version=f"minimcp {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", help=argparse.SUPPRESS, required=True)
+    common = _common_options()
+    subparsers = {}
+    for name, (summary, words, key_values) in _COMMANDS.items():
+        sub = commands.add_parser(name, prog=f"minimcp {name}", help=summary, usage=_usage(name, words, key_values),
+                                  description=summary[0].upper() + summary[1:] + ".", parents=[common],
+                                  epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                  allow_abbrev=False)
+        sub.add_argument("words", nargs="*", help=argparse.SUPPRESS)
+        if name == "call":
+            sub.add_argument("--args", metavar="JSON", dest="args_json",
+                             help="the tool's arguments as one JSON object ('-' reads it from stdin); "
+                                  "key=value words are added to it")
+        subparsers[name] = sub
+    return parser, subparsers
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    """Parse a command line; the words after the first ``--`` are the server's command.
+
+    Raises:
+        SystemExit: for ``--help``, ``--version`` and bad usage (status 2).
+    """
+    argv = list(argv)
+    command: List[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, command = argv[:cut], argv[cut + 1:]
+    parser, subparsers = build_parser()
+    if not argv or argv[0] not in subparsers:
+        args = parser.parse_args(argv)  # prints help or version, or a one-line error
+    else:  # intermixed: options may come between or after the words
+        args = subparsers[argv[0]].parse_intermixed_args(argv[1:])
+        args.command = argv[0]
+    args.server_command = command
+    try:
+        _bind_words(args)
+    except UsageError as exc:
+        subparsers[args.command].error(str(exc))
+    return args
+
+
+def _bind_words(args: argparse.Namespace) -> None:
+    """Split the positional words into target, the command's own words, and key=value pairs."""
+    _, names, key_values = _COMMANDS[args.command]
+    words = list(args.words)
+    if args.server_command:
+        args.target = args.server_command
+    elif not words:
+        raise UsageError(f"no server given: put its command after --, e.g. "
+                         f"'minimcp {args.command} -- python server.py'")
+    else:
+        args.target = words.pop(0)
+    if len(words) < len(names):
+        raise UsageError(f"missing {' '.join(names[len(words):])}")
+    args.name = words[0] if names else None
+    rest = words[len(names):]
+    if rest and not key_values:
+        hint = " (the server's command goes after --)" if args.server_command else ""
+        raise UsageError(f"unexpected argument {rest[0]!r}{hint}")
+    args.pairs = split_pairs(rest)
+    args.headers = _headers(args.header)
+    args.arguments = _arguments_object(getattr(args, "args_json", None))
+
+
+def _headers(lines: Sequence[str]) -> Dict[str, str]:
+    headers = {}
+    for line in lines:
+        name, colon, value = line.partition(":")
+        if not colon or not name.strip():
+            raise UsageError(f"expected --header 'Name: value', got {line!r}")
+        headers[name.strip()] = value.strip()
+    return headers
+
+
+# -- key=value arguments ------------------------------------------------------------------------
+
+
+def split_pairs(words: Sequence[str]) -> List[Tuple[str, str]]:
+    """Split ``key=value`` words into pairs, refusing malformed or repeated keys.
+
+    Raises:
+        UsageError: a word has no ``=`` or an empty key, or a key comes twice.
+    """
+    pairs, seen = [], set()
+    for word in words:
+        key, eq, value = word.partition("=")
+        if not eq or not key:
+            raise UsageError(f"expected key=value, got {word!r}")
+        if key in seen:
+            raise UsageError(f"argument {key!r} given twice")
+        seen.add(key)
+        pairs.append((key, value))
+    return pairs
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # json.loads would take NaN and Infinity
+
+
+def parse_value(text: str) -> Any:
+    """Read a command-line value: JSON when it parses (``3``, ``true``, ``[1]``), else the text itself."""
+    try:
+        return json.loads(text, parse_constant=_no_constants)
+    except ValueError:
+        return text
+
+
+def wants_string(prop: Any) -> bool:
+    """Tell whether a property's JSON Schema accepts text only (so ``01234`` stays text)."""
+    if not isinstance(prop, dict):
+        return False
+    kinds = prop.get("type")
+    if kinds:
+        kinds = [kinds] if isinstance(kinds, str) else list(kinds)
+        return "string" in kinds and not set(kinds) & {"number", "integer", "boolean", "object", "array"}
+    if prop.get("enum"):
+        return all(isinstance(value, str) for value in prop["enum"])
+    if "const" in prop:
+        return isinstance(prop["const"], str)
+    branches = [b for b in prop.get("anyOf") or prop.get("oneOf") or [] if b != {"type": "null"}]
+    return bool(branches) and all(wants_string(branch) for branch in branches)
+
+
+def convert_arguments(pairs: Sequence[Tuple[str, str]], schema: Optional[dict] = None) -> Dict[str, Any]:
+    """Turn ``key=value`` pairs into a tool's arguments, guided by its ``inputSchema``."""
+    properties = (schema or {}).get("properties") or {}
+    return {key: raw if wants_string(properties.get(key)) else parse_value(raw) for key, raw in pairs}
+
+
+def _arguments_object(text: Optional[str]) -> Dict[str, Any]:
+    if text is None:
+        return {}
+    if text == "-":
+        text = sys.stdin.read()
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"--args is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise UsageError(f"--args must be a JSON object, not {type(value).__name__}")
+    return value

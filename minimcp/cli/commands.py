@@ -1,0 +1,196 @@
+"""The ``minimcp`` commands: connect, make one call, print what came back, and say why it failed.
+
+Each ``cmd_*`` takes a ready :class:`~minimcp.Client` and the parsed command
+line and returns the exit status; :func:`run` connects and picks one, and
+:func:`explain` turns a failure into an exit status and one line for stderr.
+The printing itself is :mod:`minimcp.cli.output`.
+"""
+
+import argparse
+import os
+import sys
+from typing import Any, Dict, Optional, Tuple
+
+from ..client.client import Client
+from ..client.connect import connect
+from ..errors import CapabilityError, ConnectionClosed, MCPError, ProtocolError, RPCError, ServerNotFound, Timeout
+from .command_line import EXIT_ERROR, EXIT_OK, EXIT_SERVER, EXIT_USAGE, UsageError, convert_arguments
+from .output import (ProgressBar, _describe_contents, _described, _dump, _emit, _indent, format_block, format_result,
+                     format_tool)
+
+
+# -- the commands -------------------------------------------------------------------------------
+
+
+def cmd_tools(client: Client, args: argparse.Namespace) -> int:
+    """``minimcp tools``: every tool, with its arguments."""
+    tools = client.list_tools() if "tools" in client.server_capabilities else []
+    if args.json:
+        _dump({"tools": [tool.raw for tool in tools]})
+    else:
+        _emit("\n\n".join(format_tool(tool) for tool in tools) if tools else "(no tools)")
+    return EXIT_OK
+
+
+def cmd_call(client: Client, args: argparse.Namespace) -> int:
+    """``minimcp call``: call one tool; a tool error exits 1."""
+    tools = {tool.name: tool for tool in client.list_tools()}
+    tool = tools.get(args.name)
+    arguments = dict(args.arguments)
+    arguments.update(convert_arguments(args.pairs, tool.input_schema if tool else None))
+    bar = ProgressBar(sys.stderr)
+    try:
+        result = client.call_tool(args.name, arguments, on_progress=bar.update if bar.enabled else None)
+    except RPCError as exc:
+        if tool is None:  # say what would have worked
+            listed = f" (the server lists: {', '.join(tools) or 'no tools'})"
+            raise RPCError(exc.code, exc.message + listed, exc.data) from None
+        raise
+    finally:
+        bar.finish()
+    if args.json:
+        _dump(result.raw)
+    elif result.is_error:
+        print(f"minimcp: tool {args.name!r} failed: {result.text or '(no message)'}", file=sys.stderr)
+    else:
+        _emit(format_result(result.content, result.structured))
+    return EXIT_ERROR if result.is_error else EXIT_OK
+
+
+def cmd_resources(client: Client, args: argparse.Namespace) -> int:
+    """``minimcp resources``: the resources, then the resource templates."""
+    has = "resources" in client.server_capabilities
+    resources = client.list_resources() if has else []
+    templates = client.list_resource_templates() if has else []
+    if args.json:
+        _dump({"resources": [r.raw for r in resources], "resourceTemplates": [t.raw for t in templates]})
+        return EXIT_OK
+    for title, items in (("resources", resources), ("templates", templates)):
+        _emit(f"{title}:" if items else f"(no {title})")
+        for item in items:
+            uri = getattr(item, "uri", None) or getattr(item, "uri_template", "")
+            mime = f"  ({item.mime_type})" if item.mime_type else ""
+            _emit(_described(f"  {uri}{mime}  {item.name}", item.description or item.title, ()))
+    return EXIT_OK
+
+
+def cmd_read(client: Client, args: argparse.Namespace) -> int:
+    """``minimcp read``: a resource's text; binary entries summarised."""
+    result = client.read_resource(args.name)
+    if args.json:
+        _dump(result.raw)
+        return EXIT_OK
+    for entry in result.contents:
+        if len(result.contents) > 1:
+            _emit(f"--- {_describe_contents(entry)}")
+        _emit(entry["text"] if "text" in entry else f"[binary: {_describe_contents(entry)}]")
+    return EXIT_OK
+
+
+def cmd_prompts(client: Client, args: argparse.Namespace) -> int:
+    """``minimcp prompts``: every prompt and its arguments."""
+    prompts = client.list_prompts() if "prompts" in client.server_capabilities else []
+    if args.json:
+        _dump({"prompts": [prompt.raw for prompt in prompts]})
+        return EXIT_OK
+    blocks = []
+    for prompt in prompts:
+        names = [a.get("name", "?") + ("" if a.get("required") else "?") for a in prompt.arguments]
+        described = [(a.get("name", "?"), a.get("description", "")) for a in prompt.arguments]
+        blocks.append(_described(f"{prompt.name}({', '.join(names)})", prompt.description or prompt.title,
+                                 described))
+    _emit("\n\n".join(blocks) if blocks else "(no prompts)")
+    return EXIT_OK
+
+
+def cmd_prompt(client: Client, args: argparse.Namespace) -> int:
+    """``minimcp prompt``: render a prompt's messages (arguments are text)."""
+    result = client.get_prompt(args.name, dict(args.pairs))
+    if args.json:
+        _dump(result.raw)
+        return EXIT_OK
+    for message in result.messages:
+        _emit(f"[{message.get('role', '?')}]")
+        _emit(format_block(message.get("content") or {}))
+    return EXIT_OK
+
+
+def cmd_info(client: Client, args: argparse.Namespace) -> int:
+    """``minimcp info``: what the server said about itself in the handshake."""
+    info = {"serverInfo": client.server_info, "protocolVersion": client.protocol_version,
+            "capabilities": client.server_capabilities, "instructions": client.instructions}
+    if args.json:
+        _dump(info)
+        return EXIT_OK
+    server = client.server_info
+    title = f" ({server['title']})" if server.get("title") else ""
+    capabilities = []
+    for name, value in sorted(client.server_capabilities.items()):
+        flags = [flag for flag, on in sorted((value or {}).items()) if on] if isinstance(value, dict) else []
+        capabilities.append(name + (f" ({', '.join(flags)})" if flags else ""))
+    _emit(f"server        {server.get('name', '?')} {server.get('version', '')}".rstrip() + title)
+    _emit(f"protocol      {client.protocol_version}")
+    _emit(f"capabilities  {', '.join(capabilities) or '(none)'}")
+    if client.instructions:
+        _emit("instructions  " + _indent(client.instructions.strip(), " " * 14).lstrip())
+    return EXIT_OK
+
+
+COMMANDS = {"tools": cmd_tools, "call": cmd_call, "resources": cmd_resources, "read": cmd_read,
+            "prompts": cmd_prompts, "prompt": cmd_prompt, "info": cmd_info}
+
+
+# -- running ------------------------------------------------------------------------------------
+
+
+def _silent(*_: Any) -> None:
+    """Swallow a server's stderr line or log message (``--quiet``)."""
+
+
+def run(args: argparse.Namespace) -> int:
+    """Connect to the server ``args`` names, run the command, and return the exit status."""
+    options: Dict[str, Any] = {"on_stderr": _silent, "on_log": _silent} if args.quiet else {}
+    if args.headers:  # only when given: a stdio-only connect() need not know the keyword
+        options["headers"] = args.headers
+    try:
+        client = connect(args.target, config=args.config, timeout=args.timeout,
+                         trace=True if args.trace else None, **options)
+    except ValueError as exc:  # a target minimcp cannot connect to, or a config file it cannot use
+        raise UsageError(str(exc)) from None
+    except ServerNotFound:  # no server by that name in the host config
+        if isinstance(args.target, str) and os.path.isfile(args.target):
+            raise UsageError(f"{args.target!r} is a file, not a server name; to start it, put its command "
+                             f"after --: 'minimcp {args.command} -- python {args.target}'") from None
+        raise
+    with client:
+        return COMMANDS[args.command](client, args)
+
+
+_FAILURES = (  # (exception class, exit status, message prefix); the first match wins
+    (UsageError, EXIT_USAGE, ""),
+    (Timeout, EXIT_SERVER, "timed out: "),
+    (ConnectionClosed, EXIT_SERVER, ""),
+    (RPCError, EXIT_ERROR, "the server answered with an error: "),
+    (CapabilityError, EXIT_ERROR, ""),
+    (ProtocolError, EXIT_SERVER, "protocol error: "),
+    (ServerNotFound, EXIT_SERVER, ""),  # no server by that name in the host config
+    (OSError, EXIT_SERVER, ""),  # the server command not found, or not executable
+    (MCPError, EXIT_ERROR, ""),
+)
+
+
+def explain(exc: Exception, quiet: bool = False) -> Optional[Tuple[int, str]]:
+    """Map a failure to an exit status and a one-line message; ``None`` for a bug of ours."""
+    found = next(((status, prefix) for cls, status, prefix in _FAILURES if isinstance(exc, cls)), None)
+    if found is None:
+        return None
+    status, prefix = found
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, ConnectionClosed):  # the server's stderr was shown already, unless --quiet
+        text = text.partition("; its last stderr lines")[0]
+        lines = [line for line in exc.stderr_tail.splitlines() if line.strip()]
+        if quiet and lines:
+            text += f" (its last stderr line: {lines[-1].strip()})"
+    elif isinstance(exc, Timeout):
+        text += " (--timeout SECONDS waits longer)"
+    return status, prefix + " ".join(text.split())
