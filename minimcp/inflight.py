@@ -4,6 +4,7 @@ what a caller waits on for the request it sent.
 :class:`RequestContext` is the engine-level part of an incoming request (id,
 params, its handler, cancellation, progress); the server's :class:`minimcp.Context` adds
 what the client negotiated and the requests a handler can make of it.
+:class:`Incoming` is the table of those being handled, by request id.
 ``_Pending`` is an outgoing request: a ``concurrent.futures.Future`` and its
 progress callback; :class:`Outgoing` is the table of them, by request id. :class:`Batch` gathers the replies to one incoming JSON-RPC
 batch, so they leave as one array.
@@ -12,7 +13,7 @@ batch, so they leave as one array.
 import itertools
 import threading
 import time
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .errors import ConnectionClosed, RPCError
 from .protocol.jsonrpc import Request, Response
@@ -90,6 +91,47 @@ class RequestContext:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} id={self.request_id!r} method={self.method!r}>"
+
+
+class Incoming:
+    """The peer's requests being handled now, by id: each a :class:`RequestContext`."""
+
+    def __init__(self) -> None:
+        self._contexts: Dict[Any, RequestContext] = {}
+        self._lock = threading.Lock()
+        self._finished = threading.Condition(self._lock)
+        self._draining = False  # someone waits in drain(): tell it when a request finishes
+
+    def __len__(self) -> int:
+        return len(self._contexts)
+
+    def add(self, ctx: RequestContext) -> bool:
+        """Register a request as being handled; False if its id is in use already."""
+        with self._lock:
+            if ctx.request_id in self._contexts:
+                return False
+            self._contexts[ctx.request_id] = ctx
+            return True
+
+    def get(self, request_id: Any) -> Optional[RequestContext]:
+        """The context of a request being handled, or None (unknown ids are normal: it finished)."""
+        return self._contexts.get(request_id) if type(request_id) in (int, str) else None
+
+    def done(self, request_id: Any) -> None:
+        """The request's handler has returned."""
+        with self._lock:
+            self._contexts.pop(request_id, None)
+            if self._draining:
+                self._finished.notify_all()
+
+    def drain(self, grace: float) -> List[RequestContext]:
+        """Wait up to ``grace`` seconds for every request to finish; return those still running."""
+        deadline = time.monotonic() + grace
+        with self._lock:
+            self._draining = True
+            while self._contexts and grace > 0 and self._finished.wait(max(0.0, deadline - time.monotonic())):
+                pass
+            return list(self._contexts.values())
 
 
 _futures: Any = None  # concurrent.futures, once an outgoing request needs it
@@ -183,13 +225,19 @@ class Outgoing:
         return request_id, pending
 
     def get(self, request_id: Any) -> Optional[_Pending]:
-        """The record of a request still waiting, or None."""
-        return self._pending.get(request_id)
+        """The record of a request still waiting, or None (for any id the peer names, even a bad one)."""
+        return self._pending.get(request_id) if type(request_id) in (int, str) else None
 
     def pop(self, request_id: Any) -> Optional[_Pending]:
         """Stop tracking a request; its record if it was still waiting (its answer had not come)."""
         with self._lock:
             return self._pending.pop(request_id, None)
+
+    def fail(self, request_id: Any, error: Exception) -> None:
+        """Fail one request now (it could not be sent), if it still waits."""
+        pending = self.pop(request_id)
+        if pending is not None:
+            pending.future.set_exception(error)
 
     def resolve(self, response: Any) -> bool:
         """Complete the request a response (or error response) answers; False if none waits for it."""

@@ -1,30 +1,16 @@
 """The thread engine that client and server share.
 
 A :class:`Session` turns a :class:`~minimcp.transports.Transport` (a duplex
-stream of JSON-RPC messages) into two things:
+stream of JSON-RPC messages) into an outbound API — ``request()`` blocks
+until the peer answers, ``notify()`` sends and forgets — and an inbound
+pump: each message the peer sends goes through :meth:`Session.accept`, and
+each request runs its handler from ``handlers[method]`` on a thread.
 
-- an outbound API: ``request(method, params, timeout=...)`` blocks until the
-  peer answers and returns the result (or raises), ``notify(method, params)``
-  sends and forgets;
-- an inbound pump: every request the peer sends runs its handler from
-  ``handlers[method]`` on a worker thread, and the return value goes back as
-  the response.
-
-It is *not* MCP-aware beyond a few utilities every MCP version shares (ping,
-cancellation, progress); it does not assume any handshake happened. Method
-names are strings and params are dicts; ``client.py`` and ``server.py`` sit on
-top and give them meaning.
-
-The threads, each owned and joined by :meth:`Session.close` (ARCHITECTURE.md
-draws them): ``minimcp-reader-N`` loops on ``transport.read()`` and hands each
-message to :meth:`Session.accept`; ``minimcp-dispatch-N`` runs notification
-callbacks in arrival order; ``minimcp-handler-N`` is a bounded pool running
-request handlers, so a slow tool never blocks a ping or a cancel. (A stdio
-server reads on its main thread and helpers instead: :meth:`Session.serve_forever`.)
-
-Rules of the house: no lock is held while user code runs, a Future completes,
-or I/O happens; when the stream ends every pending request fails at once
-with ConnectionClosed, so no call can hang forever.
+It knows no MCP method beyond the utilities every version shares (ping,
+cancellation, progress) and assumes no handshake; the client and the server
+sit on top and give the methods meaning. Its threads, and the rules they keep
+(no lock held while user code runs; when the stream ends, every pending
+request fails at once with ConnectionClosed), are drawn in ARCHITECTURE.md.
 """
 
 import threading
@@ -35,8 +21,8 @@ from .logs import get_logger, trace
 from .protocol import jsonrpc
 from .errors import ConnectionClosed, RPCError, Timeout
 from .protocol.jsonrpc import ErrorResponse, Malformed, Notification, Request, Response
-from .inflight import Batch, Outgoing, ProgressCallback, RequestContext, _futures_module, _Pending  # noqa: F401 (re-exported)
-from .threads import Dispatcher, Readers, WorkerPool, join, start_thread
+from .inflight import Batch, Incoming, Outgoing, ProgressCallback, RequestContext, _futures_module, _Pending  # noqa: F401 (re-exported)
+from .threads import Dispatcher, Readers, WorkerPool, join, read_all, start_thread
 from .transports import Failed
 
 log = get_logger(__name__)
@@ -44,7 +30,6 @@ log = get_logger(__name__)
 #: A request handler: gets the request's params (``{}`` when absent) and its
 #: context, returns the result dict or raises (``RPCError`` for a chosen code).
 Handler = Callable[[dict, "RequestContext"], Any]
-
 
 
 def _ping(params: dict, ctx: RequestContext) -> dict:
@@ -112,8 +97,7 @@ class Session:
         self.batches_allowed: Callable[[], bool] = batches or _no_batches
         self._lock = threading.Lock()
         self._outgoing = Outgoing()
-        self._in_flight: Dict[Any, RequestContext] = {}
-        self._drained = threading.Condition(self._lock)
+        self._incoming = Incoming()
         # A pool shared by many sessions (an HTTP server's) is its owner's to shut down.
         self._own_workers = workers is None
         self._workers = WorkerPool(max_workers) if workers is None else workers
@@ -126,7 +110,7 @@ class Session:
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
         return (f"<Session {self.name} {state} pending={len(self._outgoing)} "
-                f"in_flight={len(self._in_flight)} transport={self.transport!r}>")
+                f"in_flight={len(self._incoming)} transport={self.transport!r}>")
 
     # -- the reader ---------------------------------------------------------
 
@@ -148,19 +132,7 @@ class Session:
         self.close(grace)
 
     def _read_loop(self) -> None:
-        read = self.transport.read
-        receive = self.receive
-        error: Optional[ConnectionClosed] = None
-        try:
-            while True:
-                message = read()
-                if message is None:
-                    break
-                receive(message)
-        except Exception as exc:  # a transport failing is the end of the stream
-            log.debug("%s: reader stopped: %r", self.name, exc)
-            error = ConnectionClosed(f"the connection failed: {exc}")
-        self._connection_lost(error)
+        self._connection_lost(read_all(self.transport.read, self.receive, self.name))
         if self.close_on_eof:
             self.close(grace=2.0)
 
@@ -189,10 +161,8 @@ class Session:
         elif kind is Malformed:
             log.warning("%s: bad message from peer: %s", self.name, message.message)
             self._answer(batch, message.error_response())
-        elif kind is Failed:
-            pending = self._outgoing.pop(message.request_id)
-            if pending is not None:
-                pending.future.set_exception(message.error)
+        elif kind is Failed:  # one of our requests could not be sent (HTTP)
+            self._outgoing.fail(message.request_id, message.error)
         else:
             self._on_batch(message)
         return None
@@ -209,7 +179,7 @@ class Session:
             if inline:
                 self.run(ctx)
             else:
-                self._workers.submit(self.run, ctx)
+                self.submit(ctx)
 
     def submit(self, ctx: RequestContext) -> None:
         """Run an accepted request on the worker pool."""
@@ -227,11 +197,7 @@ class Session:
                 request.id, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {request.method}"))
             return None
         ctx = self.context_class(self, request, handler, batch)
-        with self._lock:
-            duplicate = request.id in self._in_flight
-            if not duplicate:
-                self._in_flight[request.id] = ctx
-        if duplicate:
+        if not self._incoming.add(ctx):
             self._answer(batch, ErrorResponse(
                 request.id, jsonrpc.INVALID_REQUEST, f"Request id {request.id!r} is already in use"))
             return None
@@ -251,10 +217,7 @@ class Session:
         except Exception as exc:
             log.exception("%s: handler for %r failed", self.name, ctx.method)
             reply = ErrorResponse(request_id, jsonrpc.INTERNAL_ERROR, f"Internal error: {exc}")
-        with self._lock:
-            self._in_flight.pop(request_id, None)
-            if self._closing:  # close() may be waiting for the last handler
-                self._drained.notify_all()
+        self._incoming.done(request_id)
         if ctx.is_cancelled:
             reply = None  # spec basic/utilities/cancellation: send no response
             self.transport.discard(request_id)
@@ -294,8 +257,7 @@ class Session:
 
     def _on_cancelled(self, params: dict) -> None:
         # Handled on the reader itself, so a cancel is never stuck behind user code.
-        with self._lock:
-            ctx = self._in_flight.get(params.get("requestId"))
+        ctx = self._incoming.get(params.get("requestId"))
         if ctx is not None:
             log.debug("%s: request %r cancelled by peer: %s", self.name, ctx.request_id, params.get("reason"))
             ctx.cancelled.set()
@@ -443,7 +405,7 @@ class Session:
     @property
     def busy(self) -> bool:
         """True while a request the peer sent is being handled."""
-        return bool(self._in_flight)
+        return len(self._incoming) > 0
 
     @property
     def closed(self) -> bool:
@@ -483,12 +445,7 @@ class Session:
             self._readers is not None and current in self._readers.threads)
 
     def _shut_down(self, grace: float) -> None:
-        deadline = time.monotonic() + grace
-        with self._lock:
-            while self._in_flight and grace > 0 and self._drained.wait(max(0.0, deadline - time.monotonic())):
-                pass
-            in_flight = list(self._in_flight.values())
-        for ctx in in_flight:
+        for ctx in self._incoming.drain(grace):  # the handlers still running after the grace
             ctx.cancelled.set()
         self.transport.close()
         join(self._reader, 5.0)

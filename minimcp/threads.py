@@ -36,6 +36,20 @@ def join(thread: Optional[threading.Thread], timeout: float) -> None:
             log.warning("thread %s did not stop within %.1fs", thread.name, timeout)
 
 
+def read_all(read: Callable[[], Any], receive: Callable[[Any], None], name: str) -> Optional[ConnectionClosed]:
+    """Hand every message ``read()`` returns to ``receive`` until the stream ends; return why
+    it ended (None: the peer closed it; a ``ConnectionClosed``: the transport failed)."""
+    try:
+        while True:
+            message = read()
+            if message is None:
+                return None
+            receive(message)
+    except Exception as exc:  # a transport failing is the end of the stream
+        log.debug("%s: reader stopped: %r", name, exc)
+        return ConnectionClosed(f"the connection failed: {exc}")
+
+
 class WorkerPool:
     """A bounded pool of named worker threads, started on demand.
 

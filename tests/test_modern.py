@@ -185,7 +185,7 @@ def test_tampered_foreign_and_expired_state_are_refused(raw):
 def test_a_client_that_never_retries_leaves_nothing_behind(raw):
     call(raw, "tools/call", {"name": "greet"})
     connection = raw.server.connections()[0]
-    assert connection.session._in_flight == {} and raw.server.subscriptions == set()
+    assert not connection.session.busy and raw.server.subscriptions == set()
 
 
 def test_an_undeclared_capability_is_never_asked_for(raw):

@@ -265,3 +265,17 @@ def test_no_thread_survives_close(pair):
     a.close()
     b.close()
     assert not [t for t in threading.enumerate() if t.name.startswith("minimcp-")]
+
+
+@pytest.mark.parametrize("note", [
+    {"method": "notifications/cancelled", "params": {"requestId": [1]}},
+    {"method": "notifications/cancelled", "params": {"requestId": {}}},
+    {"method": "notifications/progress", "params": {"progressToken": [1], "progress": 1}},
+])
+def test_a_notification_naming_an_unhashable_id_is_ignored_and_the_session_lives_on(pair, note):
+    """A request id read from the wire may be any JSON value; a bad one must not kill the reader."""
+    a, b = pair
+    b.handlers["echo"] = lambda params, ctx: params
+    a.transport.write(jsonrpc.Notification(note["method"], note["params"]))
+    assert a.request("echo", {"n": 1}) == {"n": 1}
+    assert not b.closed

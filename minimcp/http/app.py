@@ -43,7 +43,7 @@ from ..logs import get_logger
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import Malformed, Request
 from ..protocol.stateless import RequestMeta, modern_version
-from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSION, knows
+from ..protocol.versions import HTTP_DEFAULT_VERSION, LEGACY_VERSIONS, MODERN_VERSION, knows
 from ..errors import RPCError
 from ..server.connection import ServerConnection
 from ..threads import WorkerPool
@@ -236,7 +236,7 @@ class MCPApp:
             connection = self._new_connection(principal, session=False)
             if not initializing:
                 # spec 2025-06-18 basic/transports: no header means 2025-03-26
-                connection.protocol_version = version or "2025-03-26"
+                connection.protocol_version = version or HTTP_DEFAULT_VERSION
             return connection, None
         if initializing:
             self._expire_idle()

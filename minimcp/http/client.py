@@ -29,14 +29,12 @@ from ..protocol.stateless import MRTR_METHODS, modern_version
 from ..protocol.versions import MODERN_VERSION
 from .headers import encode_header_value
 from ..errors import ConnectionClosed
-from ..protocol.jsonrpc import ErrorResponse, Request
+from ..protocol.jsonrpc import HTTP_ERROR, ErrorResponse, Request
 from ..threads import WorkerPool, join, start_thread
 from ..transports import Failed, Transport
 
 log = get_logger(__name__)
 
-#: JSON-RPC error code for HTTP-level failures (JSON-RPC's "server error" range).
-HTTP_ERROR = -32000
 _RESUME_ATTEMPTS = 5
 
 

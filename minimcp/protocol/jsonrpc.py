@@ -27,6 +27,9 @@ INTERNAL_ERROR = -32603
 
 # MCP's own codes. -32002 and -32042 exist up to 2025-11-25; the -3202x
 # codes belong to the stateless 2026-07-28 protocol (spec basic/index "Error codes").
+#: The code a client gives a failed HTTP exchange that carried no JSON-RPC error of its own
+#: (-32000 is the first of JSON-RPC's "server error" range; the official SDKs use it alike).
+HTTP_ERROR = -32000
 #: An HTTP session id the server does not know (404; used by the official SDKs alike).
 SESSION_NOT_FOUND = -32001
 RESOURCE_NOT_FOUND = -32002

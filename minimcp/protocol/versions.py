@@ -25,6 +25,10 @@ LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 #: The stateless protocol (no handshake: every request carries its version in ``_meta``).
 MODERN_VERSION = "2026-07-28"
 
+#: What a Streamable HTTP request without an MCP-Protocol-Version header speaks
+#: (spec 2025-06-18 basic/transports: the server SHOULD assume 2025-03-26).
+HTTP_DEFAULT_VERSION = "2025-03-26"
+
 #: Newest first: what server/discover lists, and what -32022 says is supported.
 SUPPORTED_VERSIONS = (MODERN_VERSION,) + tuple(reversed(LEGACY_VERSIONS))
 

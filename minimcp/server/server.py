@@ -3,19 +3,12 @@
 :class:`Server` is the registry (what the server offers, the same for every
 client). Each connection gets a :class:`~minimcp.server.connection.ServerConnection`
 (what that client negotiated), which owns a :class:`~minimcp.session.Session`
-(the threads) and answers the MCP methods from its ``handlers()`` table.
+(the threads) and answers the MCP methods of :mod:`minimcp.server.methods`.
 
-Protocol versions: the handshake versions 2024-11-05 … 2025-11-25 are
-served, and 2026-07-28 (stateless) requests. What a client's version does
-not know is left out of what it is sent: tool/resource/prompt ``title``,
-``icons``, ``outputSchema`` and ``annotations`` are dropped
-(:func:`minimcp.protocol.versions.strip`), a result's ``structuredContent``
-too, and ``audio`` / ``resource_link`` content becomes a text block
-describing it (:func:`minimcp.server.content.result_for_version`); the
-rules, one line per feature, are :data:`minimcp.protocol.versions.FEATURES`.
-
-Errors that differ by version: an unknown resource URI is ``-32002`` in the
-handshake versions and ``-32602`` from 2026-07-28 on.
+Every protocol version is served at once; what a client's version does not
+know is left out of what it is sent (the rules, one line per feature, are
+:data:`minimcp.protocol.versions.FEATURES`). One error differs by version: an
+unknown resource URI is ``-32002`` in the handshake versions, ``-32602`` from 2026-07-28 on.
 """
 
 import os
