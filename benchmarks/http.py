@@ -59,6 +59,15 @@ runs, and even within one run (shared/perf-notes.md):
   also on Ctrl-C or SIGTERM (gunicorn's workers too, should its master leave
   any behind). Their stderr goes to a file, shown if something fails.
 
+BEFORE / AFTER. ``--baseline DIR`` adds (a) and (b) again, and the minimcp
+client, as ``minimcp@baseline`` / ``gunicorn@baseline``: the same parts,
+importing the ``minimcp`` package under DIR (an older checkout), measured in
+the same rounds and rotation as every other cell. The report then gives
+this tree's ratios to the baseline per wire and K, beside the ratios to the
+floor and to the official SDK. DIR's package is copied into the run's
+temporary directory and imported from there (``PYTHONPATH``), so that no
+``.pyc`` is written into DIR.
+
 This file is named like the standard library's ``http`` package; its own
 directory is taken off ``sys.path`` first thing, so nothing here can import
 it by mistake.
@@ -90,6 +99,7 @@ HANDSHAKE, MODERN = "2025-11-25", "2026-07-28"
 WIRES = (HANDSHAKE, MODERN)
 CLIENT_KS = (1, 8)  # the client comparison's thread counts
 CLIENT_BOUND = 0.90  # a cell whose load generator used this much of a core is marked: client-bound
+BASELINE = "@baseline"  # appended to the names of the --baseline DIR contenders: minimcp@baseline, ...
 
 # The targets from the issue.
 VS_OFFICIAL_TARGET = 1.00  # (a) >= official at K=1 and K=8; (b) >= official at K=32
@@ -264,6 +274,29 @@ def minimcp_version(root):
     return match.group(1) if match else "?"
 
 
+def git_commit(root):
+    """``root``'s commit, "+ changes" if its minimcp/ differs from it; "" outside git."""
+    def git(*args):
+        out = subprocess.run(["git", "-C", root, *args], capture_output=True, text=True)
+        return out.stdout.strip() if out.returncode == 0 else None
+    commit = git("rev-parse", "--short", "HEAD")
+    if not commit:
+        return ""
+    return f", git {commit}" + (" + uncommitted changes" if git("status", "--porcelain", "--", "minimcp") else "")
+
+
+def copy_package(root, workdir, name):
+    """Copy ``root``'s minimcp package (no ``__pycache__``) to ``workdir/name``; return that directory.
+
+    The baseline is imported from this copy, so running it writes no .pyc files into ``root``
+    (a checkout that is not ours to touch).
+    """
+    target = os.path.join(workdir, name)
+    shutil.copytree(os.path.join(root, "minimcp"), os.path.join(target, "minimcp"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return target
+
+
 # -- measuring --------------------------------------------------------------------------
 
 
@@ -322,9 +355,10 @@ def verdict(values, bound):
 def table(title, rows, columns, per_round, base, labels, base_label=None):
     """Print one table: a row per cell; a column per (heading, key, format, scale, width, ratio to
     ``base``?), each value the median over rounds, each ratio the median of the per-round ratios."""
+    first = max(24, max(len(labels[name]) for name in rows if name in per_round) + 1)
     print()
     print(title)
-    print(f"{'':<24}" + "".join(f"{heading:>{width}}" + (f"{'x ' + (base_label or base):>9}" if ratio else "")
+    print(f"{'':<{first}}" + "".join(f"{heading:>{width}}" + (f"{'x ' + (base_label or base):>9}" if ratio else "")
                                for heading, _, _, _, width, ratio in columns))
     for name in rows:
         if name not in per_round:
@@ -337,7 +371,7 @@ def table(title, rows, columns, per_round, base, labels, base_label=None):
             cells.append(f"{text:>{width}}")
             if ratio:
                 cells.append(f"{fmt_ratio(ratios(per_round, name, base, key)):>9}")
-        print(f"{labels[name]:<24}" + "".join(cells))
+        print(f"{labels[name]:<{first}}" + "".join(cells))
 
 
 def print_report(results, args, cells, labels, skipped):
@@ -359,7 +393,7 @@ def print_report(results, args, cells, labels, skipped):
     if resets:
         print("  connects reset at set-up (retried, untimed; all rounds): " + "; ".join(resets))
 
-    client_rows = ["floor"] + [c.name for c in cells if c.client == "minimcp"]
+    client_rows = ["floor"] + [c.name for c in cells if c.client != "raw"]
     if len(client_rows) > 1:
         client_labels = dict(labels, floor="raw http.client")
         for k in [k for k in CLIENT_KS if k in args.threads]:
@@ -372,11 +406,14 @@ def print_report(results, args, cells, labels, skipped):
                    ("CPU%", "client_cpu_pct", ".0f", 1, 7, False)],
                   results[k], "floor", client_labels, base_label="raw")
 
+    width = 38 + (len(BASELINE) if any(BASELINE in name for name in labels) else 0)
     print()
     print("RATIOS, req/s, same wire (median of the per-round ratios; min-max over rounds)")
-    print(f"{'':<38}" + "".join(f"{'K=' + str(k):>20}" for k in args.threads))
-    for who, base in (("minimcp", "official"), ("gunicorn", "official"), ("minimcp", "floor"),
-                      ("gunicorn", "floor"), ("official", "floor")):
+    print(f"{'':<{width}}" + "".join(f"{'K=' + str(k):>21}" for k in args.threads))
+    for who, base in (("minimcp", "official"), ("minimcp" + BASELINE, "official"),
+                      ("gunicorn", "official"), ("gunicorn" + BASELINE, "official"),
+                      ("minimcp", "floor"), ("minimcp" + BASELINE, "floor"),
+                      ("gunicorn", "floor"), ("gunicorn" + BASELINE, "floor"), ("official", "floor")):
         for wire in WIRES:
             name, base_name = f"{who} {wire}", base if base == "floor" else f"{base} {wire}"
             if name not in labels or base_name not in labels:
@@ -384,8 +421,10 @@ def print_report(results, args, cells, labels, skipped):
             row = ""
             for k in args.threads:
                 values = ratios(results[k], name, base_name, "req_s")
-                row += f"{fmt_ratio(values) + ' (' + spread(values) + ')':>20}"
-            print(f"  {who + ' / ' + base + ', ' + wire:<36}{row}")
+                row += f"{fmt_ratio(values) + ' (' + spread(values) + ')':>21}"
+            print(f"  {who + ' / ' + base + ', ' + wire:<{width - 2}}{row}")
+    if any(BASELINE in name for name in labels):
+        print_before_after(results, args, labels)
 
     targets = []
     for wire in WIRES:
@@ -406,6 +445,30 @@ def print_report(results, args, cells, labels, skipped):
         print(f"  {label:<30}{target:<17}{fmt_ratio(values):>7}   ({spread(values)})   {verdict(values, bound)}")
     for reason in skipped:
         print(f"\n  skipped: {reason}")
+
+
+def print_before_after(results, args, labels):
+    """One line per measure and wire: this tree's number over the baseline's, per K (same round and K)."""
+    measures = [("(a) built-in", "minimcp", "req/s", "req_s", "higher"),
+                ("(a) built-in", "minimcp", "srv us/req", "server_us", "lower"),
+                ("(b) gunicorn", "gunicorn", "req/s", "req_s", "higher"),
+                ("(b) gunicorn", "gunicorn", "srv us/req", "server_us", "lower"),
+                ("client", "client", "req/s", "req_s", "higher"),
+                ("client", "client", "cli us/req", "client_us", "lower")]
+    print()
+    print(f"minimcp / minimcp{BASELINE}, this tree over the baseline (median of the per-round ratios; "
+          f"min-max over rounds)")
+    print(f"{'':<44}" + "".join(f"{'K=' + str(k):>21}" for k in args.threads))
+    for who, name, heading, key, better in measures:
+        for wire in WIRES:
+            mine, theirs = f"{name} {wire}", f"{name}{BASELINE} {wire}"
+            if mine not in labels or theirs not in labels:
+                continue
+            row = ""
+            for k in args.threads:
+                values = ratios(results[k], mine, theirs, key)
+                row += f"{fmt_ratio(values) + ' (' + spread(values) + ')' if values else '-':>21}"
+            print(f"  {who + ' ' + heading + ', ' + wire:<42}{row}   {better} is better")
 
 
 # -- the run ------------------------------------------------------------------------------
@@ -430,8 +493,15 @@ def main():
     parser.add_argument("--no-client", action="store_true", help="leave the client comparison out")
     parser.add_argument("--minimcp-from", default=REPO, metavar="DIR",
                         help="the directory holding the minimcp package to test (default: this work tree)")
+    parser.add_argument("--baseline", metavar="DIR",
+                        help="also measure the minimcp package under DIR (an older checkout) as minimcp@baseline "
+                             "(and gunicorn@baseline), in the same rounds, and print this tree's ratios to it")
     parser.add_argument("--json", metavar="FILE", help="also write every measurement to FILE")
     args = parser.parse_args()
+    if args.baseline:
+        args.baseline = os.path.abspath(args.baseline)
+        if not os.path.isfile(os.path.join(args.baseline, "minimcp", "__init__.py")):
+            parser.error(f"--baseline {args.baseline}: no minimcp/__init__.py there")
     for name, default, quick in (("seconds", 0.8, 0.5), ("warmup", 0.25, 0.15), ("rounds", 5, 3)):
         if getattr(args, name) is None:
             setattr(args, name, quick if args.quick else default)
@@ -474,14 +544,22 @@ def run(args, workdir):
     mcp_python, mcp_versions, official_skip = find_official(args)
     skipped = [official_skip] if official_skip else []
 
-    servers = [Server("floor", "floor", [python, "floor_server.py", "{port}"], plain, [HANDSHAKE]),
-               Server("minimcp", "(a) minimcp", [python, "echo_app.py", "{port}"], with_minimcp, WIRES)]
+    # Each minimcp tree under test: this one, and --baseline's (its contenders' names end in @baseline).
+    trees = [("", with_minimcp)]
+    if args.baseline:
+        trees.append((BASELINE, clean_env(PYTHONPATH=copy_package(args.baseline, workdir, "baseline"))))
+
+    servers = [Server("floor", "floor", [python, "floor_server.py", "{port}"], plain, [HANDSHAKE])]
+    for suffix, env in trees:
+        servers.append(Server("minimcp" + suffix, "(a) minimcp" + suffix, [python, "echo_app.py", "{port}"], env,
+                              WIRES))
     gunicorn = None if args.no_gunicorn else module_version(python, "gunicorn", plain)
     if gunicorn:
-        servers.append(Server("gunicorn", "(b) gunicorn", [
-            python, "-m", "gunicorn", "-k", "gthread", "-w", str(args.workers), "--threads", str(args.worker_threads),
-            "-b", "127.0.0.1:{port}", "--graceful-timeout", "5", *gunicorn_quiet(python, plain),
-            "echo_app:stateless_app"], with_minimcp, WIRES))
+        for suffix, env in trees:
+            servers.append(Server("gunicorn" + suffix, "(b) gunicorn" + suffix, [
+                python, "-m", "gunicorn", "-k", "gthread", "-w", str(args.workers),
+                "--threads", str(args.worker_threads), "-b", "127.0.0.1:{port}", "--graceful-timeout", "5",
+                *gunicorn_quiet(python, plain), "echo_app:stateless_app"], env, WIRES))
     else:
         skipped.append("gunicorn: --no-gunicorn" if args.no_gunicorn else f"gunicorn: not installed for {python}")
     if mcp_python:
@@ -490,9 +568,10 @@ def run(args, workdir):
     cells = [Cell("floor" if s.name == "floor" else f"{s.name} {wire}", s, wire) for s in servers for wire in s.wires]
     floor = servers[0]
     if not args.no_client:
-        cells += [Cell(f"client {wire}", floor, wire, client="minimcp") for wire in WIRES]
+        cells += [Cell(f"client{suffix} {wire}", floor, wire, client="minimcp" + suffix)
+                  for suffix, _ in trees for wire in WIRES]
     labels = {c.name: ("floor" if c.server is floor and c.client == "raw" else
-                       f"minimcp client {c.wire}" if c.client == "minimcp" else
+                       f"{c.client} client {c.wire}" if c.client != "raw" else
                        f"{c.server.label} {c.wire}") for c in cells}
 
     ks = args.threads
@@ -502,10 +581,14 @@ def run(args, workdir):
           f"order rotated), each cell {args.warmup:g} s warm-up + {args.seconds:g} s timed; "
           f"echo text of {len(args.text)} chars; about {estimate / 60:.1f} min")
     print(f"  floor, minimcp, load generators: CPython {sys.version.split()[0]}, {python}")
-    print(f"  minimcp {minimcp_version(args.minimcp_from)} from {args.minimcp_from} (PYTHONPATH); "
-          f"(a) built-in server, sessions on; "
+    print(f"  minimcp {minimcp_version(args.minimcp_from)} from {args.minimcp_from}{git_commit(args.minimcp_from)} "
+          f"(PYTHONPATH); (a) built-in server, sessions on; "
           + (f"(b) gunicorn {gunicorn} -k gthread -w {args.workers} --threads {args.worker_threads}, stateless_app"
              if gunicorn else "(b) skipped"))
+    if args.baseline:
+        print(f"  minimcp{BASELINE}, gunicorn{BASELINE}, minimcp{BASELINE} client: minimcp "
+              f"{minimcp_version(args.baseline)} from {args.baseline}{git_commit(args.baseline)} "
+              f"(a copy of its minimcp/, on PYTHONPATH)")
     if mcp_python:
         print(f"  (c) official: mcp {mcp_versions[0]} MCPServer, stateless_http + json_response, uvicorn "
               f"{module_version(mcp_python, 'uvicorn', plain)}, on CPython {mcp_versions[1]}, {mcp_python}")
@@ -519,10 +602,12 @@ def run(args, workdir):
     with open(stderr_path, "ab") as stderr:
         try:
             for server in servers:
-                start_server(server, stderr, minimum_processes=1 + (args.workers if server.name == "gunicorn" else 0))
+                workers = args.workers if server.name.startswith("gunicorn") else 0
+                start_server(server, stderr, minimum_processes=1 + workers)
             loads["raw"] = LoadProcess([python, "load.py"], plain, stderr)
             if not args.no_client:
-                loads["minimcp"] = LoadProcess([python, "minimcp_load.py"], with_minimcp, stderr)
+                for suffix, env in trees:
+                    loads["minimcp" + suffix] = LoadProcess([python, "minimcp_load.py"], env, stderr)
             # Untimed: each cell once (code paths warm, gunicorn's workers loaded), and does it work at all?
             for cell in list(cells):
                 try:

@@ -63,6 +63,15 @@ runs, and even within one run (shared/perf-notes.md):
 - Each server is started once, untimed, before the first repeat (page
   cache, ``.pyc`` files); a client's own start is never timed. The
   contenders' stderr goes to a file, as a desktop host would keep a server's.
+
+BEFORE / AFTER. ``--baseline DIR`` adds a fourth contender on each side,
+``minimcp@baseline``: the same server and client scripts, importing the
+``minimcp`` package under DIR (an older checkout) instead of this tree's. It
+takes its turns in the same blocks and rotation as the others, so the
+report can put ``minimcp / minimcp@baseline`` beside the ratios to the
+floor, taken within each repeat like them. DIR's package is copied into the
+run's temporary directory first and imported from there (``PYTHONPATH``),
+so that no ``.pyc`` is written into DIR.
 """
 
 import argparse
@@ -82,6 +91,7 @@ REPO = os.path.dirname(HERE)
 DEFAULT_MCP_PYTHON = os.path.join(HERE, ".venv-mcp", "bin", "python")
 REFERENCE = "python -c pass"  # timed with the cold starts: the interpreter's own share
 BLOCK = 50  # timed calls each contender makes in its turn before the next one's turn
+BASELINE = "minimcp@baseline"  # the contender name of --baseline DIR's minimcp
 
 sys.path.insert(0, PARTS)
 from raw_client import RawClient  # noqa: E402
@@ -148,6 +158,29 @@ def minimcp_version(root):
     with open(os.path.join(root, "minimcp", "__init__.py")) as f:
         match = re.search(r'^__version__ = "([^"]+)"', f.read(), re.M)
     return match.group(1) if match else "?"
+
+
+def git_commit(root):
+    """``root``'s commit, "+ changes" if its minimcp/ differs from it; "" outside git."""
+    def git(*args):
+        out = subprocess.run(["git", "-C", root, *args], capture_output=True, text=True)
+        return out.stdout.strip() if out.returncode == 0 else None
+    commit = git("rev-parse", "--short", "HEAD")
+    if not commit:
+        return ""
+    return f", git {commit}" + (" + uncommitted changes" if git("status", "--porcelain", "--", "minimcp") else "")
+
+
+def copy_package(root, workdir, name):
+    """Copy ``root``'s minimcp package (no ``__pycache__``) to ``workdir/name``; return that directory.
+
+    The baseline is imported from this copy, so running it writes no .pyc files into ``root``
+    (a checkout that is not ours to touch); the first, untimed, start compiles the copy.
+    """
+    target = os.path.join(workdir, name)
+    shutil.copytree(os.path.join(root, "minimcp"), os.path.join(target, "minimcp"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return target
 
 
 # -- measuring --------------------------------------------------------------------------
@@ -327,17 +360,18 @@ def spread(values):
 def table(title, rows, columns, results, base):
     """Print one table: a row per contender; a column per (heading, key, format, scale, width,
     with a ratio column?), each cell the median over repeats, each ratio the median per-repeat ratio."""
+    first = max(16, max(len(name) for name in rows) + 2)
     print()
     print(title)
-    print(f"{'':<16}" + "".join(f"{heading:>{width}}" + (f"{'x ' + base:>9}" if ratio else "")
-                               for heading, _, _, _, width, ratio in columns))
+    print(f"{'':<{first}}" + "".join(f"{heading:>{width}}" + (f"{'x ' + base:>9}" if ratio else "")
+                                    for heading, _, _, _, width, ratio in columns))
     for name in rows:
         cells = []
         for _, key, spec, scale, width, ratio in columns:
             cells.append(f"{fmt(median_of(results, name, key), spec, scale):>{width}}")
             if ratio:
                 cells.append(f"{fmt_ratio(ratios(results, name, base, key)):>9}")
-        print(f"{name:<16}" + "".join(cells))
+        print(f"{name:<{first}}" + "".join(cells))
 
 
 def print_report(server, client, args, names, official_skip):
@@ -382,11 +416,34 @@ def print_report(server, client, args, names, official_skip):
              ("client CPU per call", client, "raw", "cpu_per_call_s", "raw client CPU per call")]
     for label, results, base, key, base_label in lines:
         text = f"  {label + ':':<22}minimcp = {fmt_ratio(ratios(results, 'minimcp', base, key))} {base_label}"
-        if "official" in results:
-            text += f", official = {fmt_ratio(ratios(results, 'official', base, key))}"
+        for other in (BASELINE, "official"):
+            if other in results:
+                text += f", {other} = {fmt_ratio(ratios(results, other, base, key))}"
         print(text)
+    if BASELINE in server:
+        print_before_after(server, client)
     if official_skip:
         print(f"\n  official SDK: skipped ({official_skip})")
+
+
+def print_before_after(server, client):
+    """One line per measure: this tree's minimcp over the baseline's, taken within each repeat."""
+    measures = [("server calls/s", server, "calls_s", "higher"),
+                ("server p50 latency", server, "p50_s", "lower"),
+                ("server p99 latency", server, "p99_s", "lower"),
+                ("server CPU per call", server, "cpu_per_call_s", "lower"),
+                ("server cold start", server, "cold_s", "lower"),
+                ("server cold-start CPU", server, "cold_cpu_s", "lower"),
+                ("server idle RSS", server, "rss_kb", "lower"),
+                ("client calls/s", client, "calls_s", "higher"),
+                ("client p50 latency", client, "p50_s", "lower"),
+                ("client CPU per call", client, "cpu_per_call_s", "lower")]
+    print()
+    print(f"minimcp / {BASELINE}, this tree over the baseline (median of the per-repeat ratios; "
+          f"min-max over repeats)")
+    for label, results, key, better in measures:
+        values = ratios(results, "minimcp", BASELINE, key)
+        print(f"  {label + ':':<24}{fmt_ratio(values):>7}   ({spread(values)})   {better} is better")
 
 
 # -- the run ------------------------------------------------------------------------------
@@ -405,6 +462,9 @@ def main():
     parser.add_argument("--no-official", action="store_true", help="leave the official SDK out")
     parser.add_argument("--minimcp-from", default=REPO, metavar="DIR",
                         help="the directory holding the minimcp package to test (default: this work tree)")
+    parser.add_argument("--baseline", metavar="DIR",
+                        help=f"also measure the minimcp package under DIR (an older checkout) as {BASELINE}, "
+                             "in the same interleaved run, and print this tree's ratios to it")
     parser.add_argument("--as-is", action="store_true",
                         help="run floor/raw/minimcp on this interpreter as is, site-packages and .pth files included")
     parser.add_argument("--json", metavar="FILE", help="also write every measurement to FILE")
@@ -412,6 +472,10 @@ def main():
     if args.quick:
         args.calls, args.repeats, args.cold = 400, 3, 2
     args.minimcp_from = os.path.abspath(args.minimcp_from)
+    if args.baseline:
+        args.baseline = os.path.abspath(args.baseline)
+        if not os.path.isfile(os.path.join(args.baseline, "minimcp", "__init__.py")):
+            parser.error(f"--baseline {args.baseline}: no minimcp/__init__.py there")
     warmup = min(200, max(20, args.calls // 10))
 
     workdir = tempfile.mkdtemp(prefix="minimcp-bench-")
@@ -446,6 +510,10 @@ def run(args, warmup, workdir):
                Contender("minimcp", python, "minimcp_server.py", with_minimcp)]
     clients = [Contender("raw", python, "raw_client.py", plain),
                Contender("minimcp", python, "minimcp_client.py", with_minimcp)]
+    if args.baseline:
+        with_baseline = clean_env(PYTHONPATH=copy_package(args.baseline, workdir, "baseline"))
+        servers.append(Contender(BASELINE, python, "minimcp_server.py", with_baseline))
+        clients.append(Contender(BASELINE, python, "minimcp_client.py", with_baseline))
     if mcp_python:
         servers.append(Contender("official", mcp_python, "official_server.py", plain))
         clients.append(Contender("official", mcp_python, "official_client.py", plain))
@@ -454,10 +522,15 @@ def run(args, warmup, workdir):
     print(f"stdio benchmark: {args.calls} timed calls per run after {warmup} warm-up calls, "
           f"{args.repeats} repeats (round-robin, order rotated), {args.cold} cold starts per contender "
           f"per repeat, echo text of {len(args.text)} chars")
-    print(f"  floor, raw, minimcp: CPython {sys.version.split()[0]}, {sys.executable}"
+    print(f"  floor, raw, minimcp{', ' + BASELINE if args.baseline else ''}: CPython {sys.version.split()[0]}, "
+          f"{sys.executable}"
           + (" as is (site-packages and .pth files included)" if args.as_is else
              ", in a venv without site-packages made for this run"))
-    print(f"  minimcp {minimcp_version(args.minimcp_from)} from {args.minimcp_from} (PYTHONPATH)")
+    print(f"  minimcp {minimcp_version(args.minimcp_from)} from {args.minimcp_from}{git_commit(args.minimcp_from)} "
+          f"(PYTHONPATH)")
+    if args.baseline:
+        print(f"  {BASELINE}: minimcp {minimcp_version(args.baseline)} from {args.baseline}"
+              f"{git_commit(args.baseline)} (a copy of its minimcp/, on PYTHONPATH)")
     if mcp_python:
         print(f"  official: mcp {mcp_versions[0]} (MCPServer, ClientSession) on CPython {mcp_versions[1]}, "
               f"{mcp_python}")
