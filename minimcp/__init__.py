@@ -21,16 +21,17 @@ Write a server in one file::
     server.run()
 
 This module is the table of contents: the names in ``__all__`` are the
-public API. ``minimcp.jsonrpc``, ``minimcp.session`` and
-``minimcp.transports`` are there for people who build on the layers below.
+public API. ``minimcp.protocol``, ``minimcp.session`` and
+``minimcp.transports`` are there for people who build on the layers below;
+ARCHITECTURE.md (in the repository) maps every folder.
 """
 
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-from .errors import (CapabilityError, ConnectionClosed, MCPError, ProtocolError, RPCError,  # noqa: E402
-                     Timeout, ToolError)
+from .errors import (CapabilityError, ConfigError, ConnectionClosed, MCPError, ProtocolError,  # noqa: E402
+                     RPCError, ServerNotFound, ServerStartError, Timeout, ToolError, Unauthorized)
 from .server.content import Audio, EmbeddedResource, Image, Message, ResourceLink  # noqa: E402
 from .protocol.versions import PROTOCOL_VERSION  # noqa: E402
 from .server.server import Context, Server  # noqa: E402
@@ -56,6 +57,7 @@ def __getattr__(name: str) -> Any:
 __all__ = (
     "connect", "Client", "Server", "Context",
     "MCPError", "RPCError", "ConnectionClosed", "Timeout", "ToolError", "ProtocolError", "CapabilityError",
+    "ServerNotFound", "ConfigError", "ServerStartError", "Unauthorized",
     "Image", "Audio", "ResourceLink", "EmbeddedResource", "Message",
     "PROTOCOL_VERSION", "__version__",
 )
