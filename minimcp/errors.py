@@ -10,6 +10,8 @@ Blame is part of the type: :class:`RPCError` is what the *peer* answered,
 *by tool authors* to report a failure as a tool result.
 """
 
+from __future__ import annotations
+
 from typing import Any, Optional
 
 

@@ -10,6 +10,8 @@ progress callback; :class:`Outgoing` is the table of them, by request id. :class
 batch, so they leave as one array.
 """
 
+from __future__ import annotations
+
 import itertools
 import threading
 import time
@@ -107,11 +109,8 @@ class Incoming:
 
     def add(self, ctx: RequestContext) -> bool:
         """Register a request as being handled; False if its id is in use already."""
-        with self._lock:
-            if ctx.request_id in self._contexts:
-                return False
-            self._contexts[ctx.request_id] = ctx
-            return True
+        # setdefault is one step under the GIL, so two threads adding one id cannot both win.
+        return self._contexts.setdefault(ctx.request_id, ctx) is ctx
 
     def get(self, request_id: Any) -> Optional[RequestContext]:
         """The context of a request being handled, or None (unknown ids are normal: it finished)."""
@@ -119,9 +118,9 @@ class Incoming:
 
     def done(self, request_id: Any) -> None:
         """The request's handler has returned."""
-        with self._lock:
-            self._contexts.pop(request_id, None)
-            if self._draining:
+        self._contexts.pop(request_id, None)  # (one step under the GIL: no lock on the hot path)
+        if self._draining:  # drain() sets it before it looks, so it cannot miss this one
+            with self._lock:
                 self._finished.notify_all()
 
     def drain(self, grace: float) -> List[RequestContext]:

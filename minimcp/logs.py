@@ -7,6 +7,8 @@ stdio server's start-up (benchmarks/stdio.py), and most runs log nothing.
 then, because a library never configures logging for its host (requests' rule).
 """
 
+from __future__ import annotations
+
 from typing import Any
 
 

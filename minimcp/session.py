@@ -13,6 +13,8 @@ sit on top and give the methods meaning. Its threads, and the rules they keep
 request fails at once with ConnectionClosed), are drawn in ARCHITECTURE.md.
 """
 
+from __future__ import annotations
+
 import threading
 import time
 from typing import Any, Callable, Dict, Iterable, Optional

@@ -5,6 +5,8 @@ the ``close()`` of the object that started it; ``daemon=True`` is only a
 safety net, so a handler stuck in user code cannot keep the interpreter alive.
 """
 
+from __future__ import annotations
+
 import itertools
 import queue
 import threading
@@ -180,6 +182,7 @@ class Readers:
         """Take turns reading and handling until the stream ends; return why it ended."""
         session = self.session
         read, state, read_lock = session.transport.read, self.state, self.read_lock
+        max_workers = session.max_workers
         while True:
             with state:
                 self.waiting += 1
@@ -212,7 +215,7 @@ class Readers:
                 continue
             with state:
                 handle_here = self.waiting > 0  # someone reads next: handle this one here
-                if not handle_here and len(self.threads) < session.max_workers:
+                if not handle_here and len(self.threads) < max_workers:
                     self.threads.append(start_thread(self.run, "handler"))
                     handle_here = True
             if not handle_here:  # every thread is busy: queue it, keep reading

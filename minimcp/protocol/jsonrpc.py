@@ -15,6 +15,8 @@ integers, never ``null`` (spec basic/index "Requests"). ``True`` is rejected
 too, because in JSON ``true`` is not ``1`` but in Python ``True == 1``.
 """
 
+from __future__ import annotations
+
 import json
 from typing import Any, List, Optional, Union
 

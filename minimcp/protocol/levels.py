@@ -5,6 +5,8 @@ them; :data:`PYTHON_LEVELS` maps each to the nearest ``logging`` level (a
 client logging what a server sent), and :func:`from_python` goes the other way.
 """
 
+from __future__ import annotations
+
 from typing import Dict
 
 #: RFC 5424 severities, least severe first.

@@ -11,6 +11,8 @@ This module holds the names and shapes both sides agree on; the server side
 is :mod:`minimcp.server.stateless`, the client side :mod:`minimcp.client.stateless`.
 """
 
+from __future__ import annotations
+
 from typing import Dict, Optional
 
 from ..errors import RPCError

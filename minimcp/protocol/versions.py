@@ -13,6 +13,8 @@ results and content blocks (a block an old client lacks is rewritten as
 text, which is content's business) — both driven by :func:`knows`.
 """
 
+from __future__ import annotations
+
 import functools
 from typing import Dict, FrozenSet, Optional, Tuple
 
@@ -76,6 +78,12 @@ def knows(version: str, feature: str) -> bool:
     """
     since, until = FEATURES[feature]
     return since <= version and (until is None or version < until)
+
+
+@functools.lru_cache(maxsize=64)  # on the path of every tools/call: worked out once per version
+def knows_all(version: str, features: Tuple[str, ...]) -> bool:
+    """True if ``version`` has every one of ``features``."""
+    return all(knows(version, feature) for feature in features)
 
 
 def strip(definition: dict, kind: str, version: str) -> dict:

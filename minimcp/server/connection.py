@@ -6,6 +6,8 @@ request it answers; :mod:`minimcp.server.methods` is the table that maps
 method names (and the protocol eras that have them) to these.
 """
 
+from __future__ import annotations
+
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, Optional
 

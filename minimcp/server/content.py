@@ -21,11 +21,13 @@ One way to return a result, chosen for one reason: a tool's Python return
 value should read like what the model will see.
 """
 
+from __future__ import annotations
+
 import json
 import os
 from typing import Any, Optional, Union
 
-from ..protocol.versions import knows
+from ..protocol.versions import knows, knows_all
 
 
 def _b64(data: bytes) -> bytes:
@@ -199,7 +201,7 @@ def result_for_version(result: dict, version: str) -> dict:
     """A ``CallToolResult`` as ``version`` knows it: ``structuredContent`` left out before
     2025-06-18, each block through :func:`block_for_version`. Returned as is for a client
     that knows everything (the usual case)."""
-    if all(knows(version, feature) for feature in _RESULT_FEATURES):
+    if knows_all(version, _RESULT_FEATURES):
         return result
     if not knows(version, "structured_content"):
         result = {k: v for k, v in result.items() if k != "structuredContent"}

@@ -8,6 +8,8 @@ answer, and the handler is run again with the client's answers
 (:mod:`minimcp.server.stateless` tells how).
 """
 
+from __future__ import annotations
+
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 from ..errors import CapabilityError

@@ -5,6 +5,8 @@ level the client asked for (see :class:`LogBridge`). ``logging`` itself is
 loaded only when the program has imported it.
 """
 
+from __future__ import annotations
+
 import sys
 import threading
 from typing import Any, Dict

@@ -17,6 +17,8 @@ itself and ``ping`` come first); a stateless request goes through
 finishes its result.
 """
 
+from __future__ import annotations
+
 from typing import Any, Callable, Dict, Tuple
 
 from ..errors import RPCError

@@ -5,6 +5,8 @@ Kept apart from :mod:`minimcp.server.server` because it is process plumbing
 when a server is run.
 """
 
+from __future__ import annotations
+
 import os
 import signal
 import threading

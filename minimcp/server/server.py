@@ -11,12 +11,13 @@ know is left out of what it is sent (the rules, one line per feature, are
 unknown resource URI is ``-32002`` in the handshake versions, ``-32602`` from 2026-07-28 on.
 """
 
+from __future__ import annotations
+
 import os
 import threading
 from collections import ChainMap
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
-from .completion import Completers
 from .connection import ServerConnection
 from .context import Context
 from .methods import HANDLERS
@@ -25,7 +26,8 @@ from .stateless import StateSigner
 from .tools import ServerTool
 from ..protocol.versions import PROTOCOL_VERSION, knows
 
-if TYPE_CHECKING:  # pragma: no cover - loaded when a resource or prompt is registered
+if TYPE_CHECKING:  # pragma: no cover - loaded when a resource, prompt or completer is registered
+    from .completion import Completers
     from .prompts import ServerPrompt
     from .resources import ServerResource
 
@@ -96,7 +98,7 @@ class Server:
         self._resources: Dict[str, "ServerResource"] = {}
         self._templates: Dict[str, "ServerResource"] = {}
         self._prompts: Dict[str, "ServerPrompt"] = {}
-        self._completers = Completers()
+        self._completers: Optional["Completers"] = None  # made when the first completer is registered
         self._lock = threading.Lock()
         self._connections: List[ServerConnection] = []
 
@@ -343,7 +345,7 @@ class Server:
         Raises:
             TypeError: both or neither of ``prompt`` and ``resource`` were given.
         """
-        self._completers.add(fn, prompt, resource, argument)
+        self._completer_registry().add(fn, prompt, resource, argument)
 
     def find_completer(self, ref: dict, argument: str) -> Optional[Callable]:
         """The completer for a ``completion/complete`` reference and argument.
@@ -351,7 +353,15 @@ class Server:
         Raises:
             RPCError: ``-32602`` when the reference names no prompt or resource.
         """
-        return self._completers.find(ref, argument, self._prompts, ChainMap(self._resources, self._templates))
+        return self._completer_registry().find(ref, argument, self._prompts,
+                                               ChainMap(self._resources, self._templates))
+
+    def _completer_registry(self) -> "Completers":
+        if self._completers is None:
+            from .completion import Completers  # late: most servers register no completer
+
+            self._completers = Completers()
+        return self._completers
 
     # -- the handshake -------------------------------------------------------------------------
 

@@ -15,6 +15,8 @@ neither forge nor move it. The server stores nothing between rounds: a
 client that never comes back costs nothing.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import time

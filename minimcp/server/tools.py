@@ -9,6 +9,8 @@ exception in the tool, output that breaks the declared schema — are
 the caller of ``call``).
 """
 
+from __future__ import annotations
+
 import sys
 from typing import Any, Callable, Dict, List, Optional
 

@@ -18,6 +18,8 @@ stdin/stdout), ``memory`` (an in-process pair, for tests and embedding) and
 ``websocket``; the HTTP transports live in :mod:`minimcp.http`.
 """
 
+from __future__ import annotations
+
 from typing import Any, Callable, Dict, Optional
 
 from ..protocol import jsonrpc

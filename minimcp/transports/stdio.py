@@ -14,6 +14,8 @@ private duplicate of file descriptor 1 for the wire and points fd 1 and
 fd 1) cannot corrupt the protocol.
 """
 
+from __future__ import annotations
+
 import collections
 import os
 import signal
