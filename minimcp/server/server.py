@@ -18,6 +18,7 @@ import threading
 from collections import ChainMap
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
+from .audience import Audience
 from .connection import ServerConnection
 from .context import Context
 from .methods import HANDLERS
@@ -90,8 +91,9 @@ class Server:
         self.trace = _env_flag("MINIMCP_TRACE") if trace is None else trace
         self.cache_ttl_ms, self.cache_scope = cache_ttl_ms, cache_scope
         self.state_signer = StateSigner(state_secret)
+        self._audience = Audience()
         #: The open 2026-07-28 subscriptions/listen requests, of every connection.
-        self.subscriptions: set = set()
+        self.subscriptions = self._audience.subscriptions
         #: Called with the ServerConnection when a client says its roots changed.
         self.on_roots_changed: Optional[Callable[[ServerConnection], None]] = None
         self._tools: Dict[str, ServerTool] = {}
@@ -100,7 +102,6 @@ class Server:
         self._prompts: Dict[str, "ServerPrompt"] = {}
         self._completers: Optional["Completers"] = None  # made when the first completer is registered
         self._lock = threading.Lock()
-        self._connections: List[ServerConnection] = []
 
     def __repr__(self) -> str:
         return (f"<Server {self.name!r} {self.version} tools={len(self._tools)} "
@@ -148,7 +149,7 @@ class Server:
                           icons=icons, meta=meta, input_schema=input_schema, output_schema=output_schema)
         with self._lock:
             self._tools[tool.name] = tool
-        self._changed("notifications/tools/list_changed")
+        self._audience.changed("notifications/tools/list_changed")
         return tool
 
     def remove_tool(self, name: str) -> None:
@@ -159,7 +160,7 @@ class Server:
         """
         with self._lock:
             del self._tools[name]
-        self._changed("notifications/tools/list_changed")
+        self._audience.changed("notifications/tools/list_changed")
 
     def tools(self) -> List[ServerTool]:
         """The registered tools, in registration order."""
@@ -219,7 +220,7 @@ class Server:
                                   cache_scope=cache_scope)
         with self._lock:
             (self._templates if resource.is_template else self._resources)[uri] = resource
-        self._changed("notifications/resources/list_changed")
+        self._audience.changed("notifications/resources/list_changed")
         return resource
 
     def remove_resource(self, uri: str) -> None:
@@ -231,7 +232,7 @@ class Server:
         with self._lock:
             if self._resources.pop(uri, None) is None:
                 del self._templates[uri]
-        self._changed("notifications/resources/list_changed")
+        self._audience.changed("notifications/resources/list_changed")
 
     def resources(self) -> List["ServerResource"]:
         """The fixed-URI resources, in registration order."""
@@ -256,12 +257,7 @@ class Server:
 
     def notify_resource_updated(self, uri: str) -> None:
         """Tell the clients subscribed to ``uri`` that it changed (``notifications/resources/updated``)."""
-        for connection in self.connections():
-            if uri in connection.subscriptions:
-                connection.notify("notifications/resources/updated", {"uri": uri})
-        for subscription in list(self.subscriptions):
-            if subscription.wants("notifications/resources/updated", uri):
-                subscription.send("notifications/resources/updated", {"uri": uri})
+        self._audience.updated(uri)
 
     # -- prompts --------------------------------------------------------------------------
 
@@ -293,7 +289,7 @@ class Server:
         prompt = ServerPrompt(fn, name=name, title=title, description=description, icons=icons, meta=meta)
         with self._lock:
             self._prompts[prompt.name] = prompt
-        self._changed("notifications/prompts/list_changed")
+        self._audience.changed("notifications/prompts/list_changed")
         return prompt
 
     def remove_prompt(self, name: str) -> None:
@@ -304,7 +300,7 @@ class Server:
         """
         with self._lock:
             del self._prompts[name]
-        self._changed("notifications/prompts/list_changed")
+        self._audience.changed("notifications/prompts/list_changed")
 
     def prompts(self) -> List["ServerPrompt"]:
         """The registered prompts, in registration order."""
@@ -397,15 +393,11 @@ class Server:
 
     def connections(self) -> List[ServerConnection]:
         """The connections being served now."""
-        with self._lock:
-            return [c for c in self._connections if not c.session.closed]
+        return self._audience.connections()
 
     def register(self, connection: ServerConnection) -> ServerConnection:
         """Track a connection, so list changes and resource updates reach it (transports call this)."""
-        with self._lock:
-            self._connections = [c for c in self._connections if not c.session.closed]
-            self._connections.append(connection)
-        return connection
+        return self._audience.add(connection)
 
     def open_connection(self, transport: Any, *, principal: Any = None, workers: Any = None,
                         track: bool = True, close_on_eof: bool = False) -> ServerConnection:
@@ -425,13 +417,6 @@ class Server:
         connection = ServerConnection(self, transport, HANDLERS, trace=self.trace, workers=workers,
                                       principal=principal, close_on_eof=close_on_eof)
         return self.register(connection) if track else connection
-
-    def _changed(self, method: str) -> None:
-        for connection in self.connections():
-            connection.notify(method)
-        for subscription in list(self.subscriptions):  # 2026-07-28 listeners
-            if subscription.wants(method):
-                subscription.send(method)
 
     def serve(self, transport: Any, *, background: bool = True, principal: Any = None) -> ServerConnection:
         """Serve one connection over ``transport``.
