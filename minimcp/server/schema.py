@@ -7,24 +7,26 @@
   ``Literal``, ``Enum``, ``Annotated[T, "description"]``, dataclasses,
   TypedDicts), its default, and its ``Args:`` line in the docstring;
 - ``output_schema``: from the return annotation, when the result is data;
-- ``description``: the docstring's text before its first section.
+- ``description``: the docstring's text before its first section
+  (:mod:`minimcp.server.docstrings`);
+
+and then, per call, checks the arguments (:mod:`minimcp.server.validation`)
+and converts them to what the hints ask for (``bind``: 3.0 -> 3, strings ->
+Enum members, objects -> dataclasses).
 
 Schemas are JSON Schema 2020-12, the default dialect of MCP (spec
-2025-11-25 basic "JSON Schema usage"). Arguments are checked by
-:func:`validate`, a small validator for the keywords this module generates;
-a hand-written schema with other keywords is checked by ``jsonschema``,
-imported only then, because importing it costs more than a whole stdio
-server's start (perf-notes: 55-100 ms).
+2025-11-25 basic "JSON Schema usage").
 
 It reads ``__code__`` / ``__defaults__`` / type hints directly rather than
 ``inspect.signature``, which is slower to import and call.
 """
 
 import enum
-import json
-import re
 import typing
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+
+from .docstrings import _lazy_re, parse_docstring  # noqa: F401 (_lazy_re: re-exported for resources.py)
+from .validation import is_simple, jsonschema_validate, validate
 
 try:  # Python 3.10+: X | Y
     from types import UnionType  # type: ignore[attr-defined]
@@ -160,221 +162,6 @@ def _is_json_value(value: Any) -> bool:
     if type(value) is dict:
         return all(type(k) is str and _is_json_value(v) for k, v in value.items())
     return False
-
-
-# -- docstrings ----------------------------------------------------------------
-
-
-class _lazy_re:  # noqa: N801 (reads like re.compile)
-    """A regular expression compiled the first time it is used."""
-
-    __slots__ = ("source", "_compiled")
-
-    def __init__(self, source: str) -> None:
-        self.source, self._compiled = source, None
-
-    def __getattr__(self, attr: str) -> Any:  # match, fullmatch, ...
-        if self._compiled is None:
-            self._compiled = re.compile(self.source)
-        return getattr(self._compiled, attr)
-
-# Compiled on first use (re.compile is ~0.5 ms each: start-up time for a stdio server).
-_SECTION = _lazy_re(r"^(Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments|Other Parameters|"
-                      r"Returns?|Yields?|Raises|Examples?|Notes?|See Also|References|Warnings?)\s*:?\s*$")
-_ARGS_SECTIONS = {"Args", "Arguments", "Parameters", "Params", "Keyword Args", "Keyword Arguments"}
-_GOOGLE_ARG = _lazy_re(r"^\*{0,2}(\w+)(?:\s*\(([^)]*)\))?:\s*(.*)$")  # "name (type): text"
-_NUMPY_ARG = _lazy_re(r"^\*{0,2}(\w+)\s*(?::\s*(.*))?$")  # "name : type", text on the next lines
-
-
-def _cleandoc(doc: str) -> List[str]:
-    """Dedent a docstring the way ``inspect.cleandoc`` does."""
-    lines = doc.expandtabs().splitlines()
-    indents = [len(line) - len(line.lstrip()) for line in lines[1:] if line.strip()]
-    margin = min(indents) if indents else 0
-    cleaned = [lines[0].strip()] + [line[margin:].rstrip() for line in lines[1:]]
-    while cleaned and not cleaned[-1]:
-        cleaned.pop()
-    while cleaned and not cleaned[0]:
-        cleaned.pop(0)
-    return cleaned
-
-
-def parse_docstring(doc: Optional[str]) -> Tuple[str, Dict[str, str]]:
-    """Split a docstring into its description and per-parameter descriptions.
-
-    Understands Google style (``Args:`` then ``name (type): text``) and NumPy
-    style (``Parameters`` / ``----------`` then ``name : type`` and indented text).
-    """
-    if not doc:
-        return "", {}
-    lines = _cleandoc(doc)
-    description: List[str] = []
-    params: Dict[str, List[str]] = {}
-    section = None
-    current: Optional[str] = None
-    entry_indent = None
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        header = _SECTION.match(line.strip()) if not line.startswith(" ") else None
-        if header:
-            section = header.group(1)
-            current = None
-            entry_indent = None
-            if i + 1 < len(lines) and set(lines[i + 1].strip()) == {"-"}:
-                i += 1  # NumPy underline
-            i += 1
-            continue
-        if section is None:
-            description.append(line)
-        elif section in _ARGS_SECTIONS and line.strip():
-            indent = len(line) - len(line.lstrip())
-            if entry_indent is None:
-                entry_indent = indent
-            if indent == entry_indent:
-                match = _GOOGLE_ARG.match(line.strip()) or _NUMPY_ARG.match(line.strip())
-                if match:
-                    current = match.group(1)
-                    text = match.group(3) if match.re.pattern == _GOOGLE_ARG.source else ""
-                    params[current] = [text.strip()] if text and text.strip() else []
-            elif current is not None:
-                params[current].append(line.strip())
-        i += 1
-    text = "\n".join(description).strip()
-    return text, {name: " ".join(parts) for name, parts in params.items() if parts}
-
-
-# -- validation ------------------------------------------------------------------
-
-_KNOWN_KEYWORDS = {"type", "enum", "properties", "required", "additionalProperties", "items", "anyOf",
-                   "description", "default", "title", "prefixItems", "minItems", "maxItems"}
-
-
-def is_simple(schema: Any) -> bool:
-    """True when :func:`validate` understands every keyword in ``schema``."""
-    if type(schema) is not dict:
-        return type(schema) is bool
-    for key, value in schema.items():
-        if key not in _KNOWN_KEYWORDS:
-            return False
-        if key == "properties" and not all(is_simple(s) for s in value.values()):
-            return False
-        if key in ("items", "additionalProperties") and not is_simple(value):
-            return False
-        if key in ("anyOf", "prefixItems") and not all(is_simple(s) for s in value):
-            return False
-    return True
-
-
-def _type_ok(value: Any, kind: str) -> bool:
-    t = type(value)
-    if kind == "string":
-        return t is str
-    if kind == "integer":
-        return t is int or (t is float and value.is_integer())
-    if kind == "number":
-        return t is int or t is float
-    if kind == "boolean":
-        return t is bool
-    if kind == "object":
-        return t is dict
-    if kind == "array":
-        return t is list
-    if kind == "null":
-        return value is None
-    return True
-
-
-_JSON_NAMES = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object",
-               list: "array", _NoneType: "null"}
-
-
-def _describe(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=repr)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return f"{_JSON_NAMES.get(type(value), type(value).__name__)} {text}"
-
-
-def validate(value: Any, schema: Any, where: str = "value") -> Optional[str]:
-    """Check ``value`` against a schema made of the keywords this module generates.
-
-    Returns:
-        ``None`` when it fits, else one sentence naming the place and the problem.
-    """
-    if schema is True or schema == {}:
-        return None
-    if schema is False:
-        return f"{where} is not allowed"
-    kind = schema.get("type")
-    if kind is not None:
-        kinds = kind if type(kind) is list else (kind,)
-        if not any(_type_ok(value, k) for k in kinds):
-            return f"{where}: expected {' or '.join(kinds)}, got {_describe(value)}"
-    enum_values = schema.get("enum")
-    if enum_values is not None and not any(value == v and type(value) is type(v) or
-                                           (value == v and {type(value), type(v)} <= {int, float})
-                                           for v in enum_values):
-        return f"{where}: {_describe(value)} is not one of {json.dumps(enum_values, ensure_ascii=False)}"
-    any_of = schema.get("anyOf")
-    if any_of is not None:
-        problems = [validate(value, option, where) for option in any_of]
-        if all(problems):
-            return problems[0] if len(any_of) == 1 else f"{where}: {_describe(value)} fits none of the allowed types"
-    if type(value) is dict:
-        return _validate_object(value, schema, where)
-    if type(value) is list:
-        return _validate_array(value, schema, where)
-    return None
-
-
-def _validate_object(value: dict, schema: dict, where: str) -> Optional[str]:
-    properties = schema.get("properties", {})
-    for name in schema.get("required", ()):
-        if name not in value:
-            return f"{where}: missing required property {name!r}"
-    extra = schema.get("additionalProperties", True)
-    for name, item in value.items():
-        sub = properties.get(name)
-        if sub is None:
-            if extra is False:
-                return f"{where}: unexpected property {name!r}"
-            sub = extra
-        problem = validate(item, sub, f"{where}.{name}")
-        if problem:
-            return problem
-    return None
-
-
-def _validate_array(value: list, schema: dict, where: str) -> Optional[str]:
-    if len(value) < schema.get("minItems", 0) or len(value) > schema.get("maxItems", len(value)):
-        return f"{where}: wrong number of items ({len(value)})"
-    prefix = schema.get("prefixItems", ())
-    items = schema.get("items", True)
-    for i, item in enumerate(value):
-        problem = validate(item, prefix[i] if i < len(prefix) else items, f"{where}[{i}]")
-        if problem:
-            return problem
-    return None
-
-
-_validators: Dict[int, Any] = {}
-
-
-def jsonschema_validate(value: Any, schema: dict, where: str = "value") -> Optional[str]:
-    """Validate with the ``jsonschema`` package (imported on first use), 2020-12 by default."""
-    import jsonschema  # deliberately late: see the module docstring
-
-    key = id(schema)
-    validator = _validators.get(key)
-    if validator is None:
-        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        validator = _validators[key] = cls(schema)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(value))
-    if error is None:
-        return None
-    place = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-    return f"{where}{place}: {error.message}"
 
 
 # -- binding arguments --------------------------------------------------------------
