@@ -158,7 +158,7 @@ def test_timeout_cancels_at_the_peer_and_the_late_answer_is_dropped(pair):
     assert a.request("ping") == {}
 
 
-def test_ctrl_c_while_waiting_cancels_at_the_peer(pair):
+def test_ctrl_c_while_waiting_cancels_at_the_peer(pair, ctrl_c):
     a, b = pair
     started, cancelled = threading.Event(), threading.Event()
 
