@@ -15,13 +15,16 @@ and converts them to what the hints ask for (``bind``: 3.0 -> 3, strings ->
 Enum members, objects -> dataclasses).
 
 Schemas are JSON Schema 2020-12, the default dialect of MCP (spec
-2025-11-25 basic "JSON Schema usage").
+2025-11-25 basic "JSON Schema usage"). The same function gives the same
+schema on every Python from 3.9 (see :func:`type_hints`).
 
 It reads ``__code__`` / ``__defaults__`` / type hints directly rather than
 ``inspect.signature``, which is slower to import and call.
 """
 
 import enum
+import sys
+import types
 import typing
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
@@ -45,6 +48,44 @@ def _is_dataclass(tp: Any) -> bool:
 
 def _is_typeddict(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, dict) and hasattr(tp, "__required_keys__")
+
+
+def type_hints(fn: Callable) -> Dict[str, Any]:
+    """A function's type hints as written (string annotations resolved, ``Annotated`` kept).
+
+    Python 3.9 and 3.10's ``typing.get_type_hints`` turns ``x: int = None`` into
+    ``Optional[int]`` (3.11 dropped that, as PEP 484 now asks); reading the annotations
+    from a stand-in that has no defaults gives the same hints, so the same
+    schemas, on every version.
+    """
+    if sys.version_info >= (3, 11):
+        return typing.get_type_hints(fn, include_extras=True)
+    home = fn
+    while hasattr(home, "__wrapped__"):  # functools.wraps: names resolve where the function was written
+        home = home.__wrapped__
+    written = types.SimpleNamespace(__annotations__=getattr(fn, "__annotations__", None) or {})
+    return typing.get_type_hints(written, globalns=getattr(home, "__globals__", {}), include_extras=True)
+
+
+def field_hints(cls: type) -> Dict[str, Any]:
+    """A dataclass's or TypedDict's field hints (``Annotated`` kept).
+
+    Python 3.9 finds a class's module through ``sys.modules`` and fails with a
+    KeyError when it is not there (a module run by ``importlib`` or ``exec``
+    without registering it); 3.10 then resolves with empty globals, as here.
+    """
+    if sys.version_info >= (3, 10) or cls.__module__ in sys.modules:
+        return typing.get_type_hints(cls, include_extras=True)
+    return typing.get_type_hints(cls, globalns={}, include_extras=True)
+
+
+def is_context(hint: Any, context_types: tuple) -> bool:
+    """True when ``hint`` names a request context: ``Context``, or ``Optional[Context]``
+    (``ctx: Optional[Context] = None`` is how a type checker likes it written)."""
+    if typing.get_origin(hint) in _UNION_TYPES:
+        options = [arg for arg in typing.get_args(hint) if arg is not _NoneType]
+        hint = options[0] if len(options) == 1 else None
+    return isinstance(hint, type) and bool(context_types) and issubclass(hint, context_types)
 
 
 def _json_type(values: list) -> Optional[str]:
@@ -102,7 +143,7 @@ def type_schema(tp: Any) -> dict:
     if _is_dataclass(tp):
         return _object_schema(tp, _dataclass_fields(tp))
     if _is_typeddict(tp):
-        hints = typing.get_type_hints(tp, include_extras=True)
+        hints = field_hints(tp)
         required = tp.__required_keys__  # type: ignore[attr-defined]
         return _object_schema(tp, [(name, hint, name in required, None) for name, hint in hints.items()])
     raise TypeError(f"no JSON Schema for type {tp!r}; use str, int, float, bool, list, dict, "
@@ -116,7 +157,7 @@ def _dataclass_fields(cls: type) -> list:
     """(name, hint, required, default) for each field ``__init__`` takes."""
     import dataclasses  # already loaded: the caller made a dataclass
 
-    hints = typing.get_type_hints(cls, include_extras=True)
+    hints = field_hints(cls)
     fields = []
     for field in dataclasses.fields(cls):
         if not field.init:
@@ -180,7 +221,7 @@ def _converter(tp: Any) -> Optional[Callable[[Any], Any]]:
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return tp
     if _is_dataclass(tp) or _is_typeddict(tp):
-        hints = typing.get_type_hints(tp, include_extras=True)
+        hints = field_hints(tp)
         fields = [(name, _converter(hint)) for name, hint in hints.items()]
         fields = [(name, convert) for name, convert in fields if convert is not None]
         make = tp if _is_dataclass(tp) else dict
@@ -233,9 +274,12 @@ class FunctionSchema:
         if code.co_posonlyargcount:
             raise TypeError(f"{func.__qualname__}: positional-only parameters cannot be tool arguments")
         try:
-            hints = typing.get_type_hints(func, include_extras=True)
+            hints = type_hints(func)
         except Exception as exc:
-            raise TypeError(f"cannot resolve the type hints of {func.__qualname__}: {exc}") from exc
+            advice = ""
+            if sys.version_info < (3, 10) and "unsupported operand type(s) for |" in str(exc):
+                advice = " (Python 3.9 has no X | Y for types: write Optional[X] or Union[X, Y])"
+            raise TypeError(f"cannot resolve the type hints of {func.__qualname__}: {exc}{advice}") from exc
         names = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
         if func is not fn:
             names = names[1:]
@@ -249,8 +293,7 @@ class FunctionSchema:
         required = []
         for name in names:
             hint = hints.get(name, Any)
-            if (isinstance(hint, type) and context_types and issubclass(hint, context_types)) or (
-                    name == "ctx" and hint is Any):
+            if is_context(hint, context_types) or (name == "ctx" and hint is Any):
                 self.context_param = name
                 continue
             try:
