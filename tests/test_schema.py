@@ -28,7 +28,8 @@ import pytest
 
 from minimcp.protocol import jsonrpc
 from minimcp.server.content import Audio, Image, sniff_mime_type, tool_result
-from minimcp.server.schema import FunctionSchema, is_simple, jsonschema_validate, parse_docstring, validate
+from minimcp.server.schema import (FunctionSchema, is_context, is_simple, jsonschema_validate, parse_docstring,
+                                   type_hints, validate)
 
 
 # -- types used by the tests ------------------------------------------------------------
@@ -244,6 +245,15 @@ def test_a_none_default_keeps_the_hint_as_written_on_every_python():
         pass
     assert input_schema(tool)["properties"] == {"x": {"type": "integer", "default": None},
                                                 "y": {"type": "array", "items": {"type": "string"}, "default": None}}
+
+
+def test_type_hints_as_written_for_prompts_and_resources_too():
+    def read(doc_id: Annotated[int, "the id"] = None, ctx: Ctx = None) -> str:
+        pass
+    assert type_hints(read) == {"doc_id": Annotated[int, "the id"], "ctx": Ctx, "return": str}
+    assert type_hints(read, include_extras=False) == {"doc_id": int, "ctx": Ctx, "return": str}
+    assert is_context(Ctx, (Ctx,)) and is_context(Optional[Ctx], (Ctx,))
+    assert not is_context(Optional[int], (Ctx,)) and not is_context(Ctx, ())
 
 
 def test_a_non_finite_float_default_does_not_break_tools_list():

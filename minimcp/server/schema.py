@@ -50,8 +50,9 @@ def _is_typeddict(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, dict) and hasattr(tp, "__required_keys__")
 
 
-def type_hints(fn: Callable) -> Dict[str, Any]:
-    """A function's type hints as written (string annotations resolved, ``Annotated`` kept).
+def type_hints(fn: Callable, include_extras: bool = True) -> Dict[str, Any]:
+    """A function's type hints as written: string annotations resolved, ``Annotated``
+    kept (unless ``include_extras`` is false), for prompts and resources too.
 
     Python 3.9 and 3.10's ``typing.get_type_hints`` turns ``x: int = None`` into
     ``Optional[int]`` (3.11 dropped that, as PEP 484 now asks); reading the annotations
@@ -59,12 +60,12 @@ def type_hints(fn: Callable) -> Dict[str, Any]:
     schemas, on every version.
     """
     if sys.version_info >= (3, 11):
-        return typing.get_type_hints(fn, include_extras=True)
+        return typing.get_type_hints(fn, include_extras=include_extras)
     home = fn
     while hasattr(home, "__wrapped__"):  # functools.wraps: names resolve where the function was written
         home = home.__wrapped__
     written = types.SimpleNamespace(__annotations__=getattr(fn, "__annotations__", None) or {})
-    return typing.get_type_hints(written, globalns=getattr(home, "__globals__", {}), include_extras=True)
+    return typing.get_type_hints(written, globalns=getattr(home, "__globals__", {}), include_extras=include_extras)
 
 
 def field_hints(cls: type) -> Dict[str, Any]:
