@@ -3,6 +3,7 @@ a minimcp thread running or a child process behind (a zombie included)."""
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -90,3 +91,21 @@ def no_leaks():
     children = _children() - before
     assert not threads, f"leaked threads: {[t.name for t in threads]}"
     assert not children, f"leaked child processes: {sorted(children)}"
+
+
+@pytest.fixture
+def ctrl_c():
+    """Ctrl-C works as in a terminal: SIGINT raises KeyboardInterrupt in this process,
+    and the processes the test starts get Python's default handling too.
+
+    A suite started as a background job of a non-interactive shell (``pytest &``
+    in a script, ``nohup pytest &``) inherits SIGINT *ignored*, and Python keeps
+    an ignored SIGINT ignored, in itself and in every child. A handler installed
+    here is reset to the default when a child execs, so children start as from
+    a terminal.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -217,7 +217,7 @@ def test_trace_leaves_stdout_alone():
     assert '"method":"tools/list"' in traced.stderr
 
 
-def test_ctrl_c_exits_130_without_a_traceback():
+def test_ctrl_c_exits_130_without_a_traceback(ctrl_c):
     proc = subprocess.Popen([PY, "-m", "minimcp", "call", "wait_for_cancel", "seconds=30", "--trace", *TESTING],
                             cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             encoding="utf-8")
@@ -234,6 +234,19 @@ def test_ctrl_c_exits_130_without_a_traceback():
     assert proc.returncode == 130
     assert "Traceback" not in err and err.splitlines()[-1] == "minimcp: interrupted"
     assert '"method":"notifications/cancelled"' in err
+
+
+def test_the_ctrl_c_tests_pass_in_a_suite_started_with_sigint_ignored():
+    # As `pytest &` in a script does: the ctrl_c fixture must undo the inherited SIG_IGN.
+    tests = ["tests/test_cli.py::test_ctrl_c_exits_130_without_a_traceback",
+             "tests/test_session.py::test_ctrl_c_while_waiting_cancels_at_the_peer"]
+    ignore_then_run = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+                       "os.execv(sys.executable, [sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', "
+                       "*sys.argv[1:]])")
+    out = subprocess.run([PY, "-c", ignore_then_run, *tests], cwd=ROOT, env=_env(), capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "2 passed" in out.stdout
 
 
 @pytest.mark.parametrize("argv, expected", [

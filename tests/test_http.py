@@ -361,8 +361,15 @@ def test_our_websocket_client_against_the_websockets_package():
             self.ws.close()
 
     server = make_server()
-    with serve(lambda ws: server.serve(Bridge(ws), background=False), "127.0.0.1", 0,
-               subprotocols=["mcp"]) as ws_server:
+    served = threading.Event()  # websockets < 17 (on Python 3.9, 3.10): shutdown() does not wait for handlers
+
+    def handler(ws):
+        try:
+            server.serve(Bridge(ws), background=False)
+        finally:
+            served.set()
+
+    with serve(handler, "127.0.0.1", 0, subprotocols=["mcp"]) as ws_server:
         thread = threading.Thread(target=ws_server.serve_forever)
         thread.start()
         try:
@@ -372,6 +379,7 @@ def test_our_websocket_client_against_the_websockets_package():
         finally:
             ws_server.shutdown()
             thread.join(10)
+    assert served.wait(10)
 
 
 def test_an_oversized_websocket_message_closes_with_1009(http):

@@ -20,6 +20,7 @@ import dataclasses
 import enum
 import json
 import struct
+import sys
 import zlib
 from typing import Annotated, Any, Dict, List, Literal, Optional, Tuple, TypedDict
 
@@ -27,7 +28,8 @@ import pytest
 
 from minimcp.protocol import jsonrpc
 from minimcp.server.content import Audio, Image, sniff_mime_type, tool_result
-from minimcp.server.schema import FunctionSchema, is_simple, jsonschema_validate, parse_docstring, validate
+from minimcp.server.schema import (FunctionSchema, is_context, is_simple, jsonschema_validate, parse_docstring,
+                                   type_hints, validate)
 
 
 # -- types used by the tests ------------------------------------------------------------
@@ -73,6 +75,14 @@ class Filter(TypedDict, total=False):
 
 class Ctx:
     """Stands in for the server's RequestContext (passed as ``context_types``)."""
+
+
+def pep604(make, id):
+    """``make()`` builds an ``X | Y`` union: Python 3.10 and later only, skipped before."""
+    if sys.version_info < (3, 10):
+        return [pytest.param(None, None, id=id, marks=pytest.mark.skip("X | Y needs Python 3.10"))]
+    hint, prop = make()
+    return [pytest.param(hint, prop, id=id)]
 
 
 def with_param(hint):
@@ -132,8 +142,8 @@ MOVIE_SCHEMA = {
     pytest.param(dict[str, Any], {"type": "object"}, id="dict[str,Any]"),
     pytest.param(dict, {"type": "object"}, id="bare-dict"),
     pytest.param(Optional[int], {"anyOf": [{"type": "integer"}, {"type": "null"}]}, id="Optional[int]"),
-    pytest.param(int | None, {"anyOf": [{"type": "integer"}, {"type": "null"}]}, id="int|None"),
-    pytest.param(str | int, {"anyOf": [{"type": "string"}, {"type": "integer"}]}, id="str|int"),
+    *pep604(lambda: (int | None, {"anyOf": [{"type": "integer"}, {"type": "null"}]}), id="int|None"),
+    *pep604(lambda: (str | int, {"anyOf": [{"type": "string"}, {"type": "integer"}]}), id="str|int"),
     pytest.param(Literal["a", "b"], {"type": "string", "enum": ["a", "b"]}, id="Literal-str"),
     pytest.param(Literal[1, 2.5], {"type": "number", "enum": [1, 2.5]}, id="Literal-int-and-float"),
     pytest.param(Literal["a", 1], {"enum": ["a", 1]}, id="Literal-mixed"),
@@ -164,6 +174,22 @@ MOVIE_SCHEMA = {
 ])
 def test_input_schema_for_each_type_hint(hint, prop):
     assert input_schema(with_param(hint)) == one_param_schema(prop)
+
+
+def test_classes_of_a_module_missing_from_sys_modules_have_schemas():
+    # importlib's module_from_spec + exec_module, as a plugin loader does, leaves
+    # sys.modules alone; Python 3.9's get_type_hints looked the module up there.
+    code = ("import dataclasses, typing\n"
+            "@dataclasses.dataclass\nclass Hit:\n    doc_id: str\n    score: int = 0\n"
+            "class Movie(typing.TypedDict):\n    title: str\n")
+    namespace = {"__name__": "not_in_sys_modules"}
+    exec(code, namespace)
+    hit, movie = namespace["Hit"], namespace["Movie"]
+    assert input_schema(with_param(hit))["properties"]["x"] == {
+        "type": "object", "properties": {"doc_id": {"type": "string"}, "score": {"type": "integer", "default": 0}},
+        "required": ["doc_id"]}
+    assert input_schema(with_param(movie))["properties"]["x"]["properties"] == {"title": {"type": "string"}}
+    assert FunctionSchema(with_param(hit)).bind({"x": {"doc_id": "a"}}) == {"x": hit("a")}
 
 
 def test_scalar_parameters_are_required_and_extra_arguments_refused():
@@ -210,6 +236,24 @@ def test_defaults_make_parameters_optional_and_appear_in_the_schema():
         "required": ["a", "h"],
         "additionalProperties": False,
     }
+
+
+def test_a_none_default_keeps_the_hint_as_written_on_every_python():
+    # Python 3.9 and 3.10's typing.get_type_hints would read ``x: int = None`` as
+    # Optional[int]; the schema must not depend on the Python version.
+    def tool(x: int = None, y: "List[str]" = None):
+        pass
+    assert input_schema(tool)["properties"] == {"x": {"type": "integer", "default": None},
+                                                "y": {"type": "array", "items": {"type": "string"}, "default": None}}
+
+
+def test_type_hints_as_written_for_prompts_and_resources_too():
+    def read(doc_id: Annotated[int, "the id"] = None, ctx: Ctx = None) -> str:
+        pass
+    assert type_hints(read) == {"doc_id": Annotated[int, "the id"], "ctx": Ctx, "return": str}
+    assert type_hints(read, include_extras=False) == {"doc_id": int, "ctx": Ctx, "return": str}
+    assert is_context(Ctx, (Ctx,)) and is_context(Optional[Ctx], (Ctx,))
+    assert not is_context(Optional[int], (Ctx,)) and not is_context(Ctx, ())
 
 
 def test_a_non_finite_float_default_does_not_break_tools_list():
@@ -316,11 +360,21 @@ def _ctx_is_data(ctx: int, x: int):
     pass
 
 
+def _ctx_defaults_to_none(x: int, ctx: Ctx = None):  # Optional[Ctx] to get_type_hints on 3.9 and 3.10
+    pass
+
+
+def _ctx_optional(x: int, context: Optional[Ctx] = None):  # as a type checker likes it
+    pass
+
+
 @pytest.mark.parametrize("fn, context_param, properties", [
     pytest.param(_ctx_unannotated, "ctx", ["x"], id="ctx-unannotated"),
     pytest.param(_ctx_any, "ctx", ["x"], id="ctx-Any"),
     pytest.param(_ctx_typed, "context", ["x"], id="any-name-annotated-with-a-context-type"),
     pytest.param(_ctx_is_data, None, ["ctx", "x"], id="ctx-int-is-an-ordinary-argument"),
+    pytest.param(_ctx_defaults_to_none, "ctx", ["x"], id="ctx-Ctx-defaults-to-None"),
+    pytest.param(_ctx_optional, "context", ["x"], id="Optional-Ctx"),
 ])
 def test_the_context_parameter_is_left_out_of_the_schema(fn, context_param, properties):
     schema = FunctionSchema(fn, context_types=(Ctx,))
@@ -359,6 +413,21 @@ def test_bound_methods_skip_self():
 def test_functions_that_cannot_be_tools_raise_type_error(fn, message):
     with pytest.raises(TypeError, match=message.replace("(", r"\(").replace(")", r"\)")):
         FunctionSchema(fn)
+
+
+def test_an_unresolvable_hint_says_which_function_and_why():
+    def tool(x: "NoSuchType"):  # noqa: F821
+        pass
+    with pytest.raises(TypeError, match="cannot resolve the type hints of .*tool: name 'NoSuchType' is not defined"):
+        FunctionSchema(tool)
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 10), reason="X | Y evaluates from Python 3.10 on")
+def test_a_string_x_or_y_hint_on_python_39_says_what_to_write_instead():
+    def tool(x: "int | None" = None):
+        pass
+    with pytest.raises(TypeError, match=r"Python 3.9 has no X \| Y for types: write Optional\[X\] or Union\[X, Y\]"):
+        FunctionSchema(tool)
 
 
 # -- output schemas ------------------------------------------------------------------------

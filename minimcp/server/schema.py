@@ -7,24 +7,29 @@
   ``Literal``, ``Enum``, ``Annotated[T, "description"]``, dataclasses,
   TypedDicts), its default, and its ``Args:`` line in the docstring;
 - ``output_schema``: from the return annotation, when the result is data;
-- ``description``: the docstring's text before its first section.
+- ``description``: the docstring's text before its first section
+  (:mod:`minimcp.server.docstrings`);
+
+and then, per call, checks the arguments (:mod:`minimcp.server.validation`)
+and converts them to what the hints ask for (``bind``: 3.0 -> 3, strings ->
+Enum members, objects -> dataclasses).
 
 Schemas are JSON Schema 2020-12, the default dialect of MCP (spec
-2025-11-25 basic "JSON Schema usage"). Arguments are checked by
-:func:`validate`, a small validator for the keywords this module generates;
-a hand-written schema with other keywords is checked by ``jsonschema``,
-imported only then, because importing it costs more than a whole stdio
-server's start (perf-notes: 55-100 ms).
+2025-11-25 basic "JSON Schema usage"). The same function gives the same
+schema on every Python from 3.9 (see :func:`type_hints`).
 
 It reads ``__code__`` / ``__defaults__`` / type hints directly rather than
 ``inspect.signature``, which is slower to import and call.
 """
 
 import enum
-import json
-import re
+import sys
+import types
 import typing
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+
+from .docstrings import _lazy_re, parse_docstring  # noqa: F401 (_lazy_re: re-exported for resources.py)
+from .validation import is_simple, jsonschema_validate, validate
 
 try:  # Python 3.10+: X | Y
     from types import UnionType  # type: ignore[attr-defined]
@@ -43,6 +48,45 @@ def _is_dataclass(tp: Any) -> bool:
 
 def _is_typeddict(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, dict) and hasattr(tp, "__required_keys__")
+
+
+def type_hints(fn: Callable, include_extras: bool = True) -> Dict[str, Any]:
+    """A function's type hints as written: string annotations resolved, ``Annotated``
+    kept (unless ``include_extras`` is false), for prompts and resources too.
+
+    Python 3.9 and 3.10's ``typing.get_type_hints`` turns ``x: int = None`` into
+    ``Optional[int]`` (3.11 dropped that, as PEP 484 now asks); reading the annotations
+    from a stand-in that has no defaults gives the same hints, so the same
+    schemas, on every version.
+    """
+    if sys.version_info >= (3, 11):
+        return typing.get_type_hints(fn, include_extras=include_extras)
+    home = fn
+    while hasattr(home, "__wrapped__"):  # functools.wraps: names resolve where the function was written
+        home = home.__wrapped__
+    written = types.SimpleNamespace(__annotations__=getattr(fn, "__annotations__", None) or {})
+    return typing.get_type_hints(written, globalns=getattr(home, "__globals__", {}), include_extras=include_extras)
+
+
+def field_hints(cls: type) -> Dict[str, Any]:
+    """A dataclass's or TypedDict's field hints (``Annotated`` kept).
+
+    Python 3.9 finds a class's module through ``sys.modules`` and fails with a
+    KeyError when it is not there (a module run by ``importlib`` or ``exec``
+    without registering it); 3.10 then resolves with empty globals, as here.
+    """
+    if sys.version_info >= (3, 10) or cls.__module__ in sys.modules:
+        return typing.get_type_hints(cls, include_extras=True)
+    return typing.get_type_hints(cls, globalns={}, include_extras=True)
+
+
+def is_context(hint: Any, context_types: tuple) -> bool:
+    """True when ``hint`` names a request context: ``Context``, or ``Optional[Context]``
+    (``ctx: Optional[Context] = None`` is how a type checker likes it written)."""
+    if typing.get_origin(hint) in _UNION_TYPES:
+        options = [arg for arg in typing.get_args(hint) if arg is not _NoneType]
+        hint = options[0] if len(options) == 1 else None
+    return isinstance(hint, type) and bool(context_types) and issubclass(hint, context_types)
 
 
 def _json_type(values: list) -> Optional[str]:
@@ -100,7 +144,7 @@ def type_schema(tp: Any) -> dict:
     if _is_dataclass(tp):
         return _object_schema(tp, _dataclass_fields(tp))
     if _is_typeddict(tp):
-        hints = typing.get_type_hints(tp, include_extras=True)
+        hints = field_hints(tp)
         required = tp.__required_keys__  # type: ignore[attr-defined]
         return _object_schema(tp, [(name, hint, name in required, None) for name, hint in hints.items()])
     raise TypeError(f"no JSON Schema for type {tp!r}; use str, int, float, bool, list, dict, "
@@ -114,7 +158,7 @@ def _dataclass_fields(cls: type) -> list:
     """(name, hint, required, default) for each field ``__init__`` takes."""
     import dataclasses  # already loaded: the caller made a dataclass
 
-    hints = typing.get_type_hints(cls, include_extras=True)
+    hints = field_hints(cls)
     fields = []
     for field in dataclasses.fields(cls):
         if not field.init:
@@ -162,221 +206,6 @@ def _is_json_value(value: Any) -> bool:
     return False
 
 
-# -- docstrings ----------------------------------------------------------------
-
-
-class _lazy_re:  # noqa: N801 (reads like re.compile)
-    """A regular expression compiled the first time it is used."""
-
-    __slots__ = ("source", "_compiled")
-
-    def __init__(self, source: str) -> None:
-        self.source, self._compiled = source, None
-
-    def __getattr__(self, attr: str) -> Any:  # match, fullmatch, ...
-        if self._compiled is None:
-            self._compiled = re.compile(self.source)
-        return getattr(self._compiled, attr)
-
-# Compiled on first use (re.compile is ~0.5 ms each: start-up time for a stdio server).
-_SECTION = _lazy_re(r"^(Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments|Other Parameters|"
-                      r"Returns?|Yields?|Raises|Examples?|Notes?|See Also|References|Warnings?)\s*:?\s*$")
-_ARGS_SECTIONS = {"Args", "Arguments", "Parameters", "Params", "Keyword Args", "Keyword Arguments"}
-_GOOGLE_ARG = _lazy_re(r"^\*{0,2}(\w+)(?:\s*\(([^)]*)\))?:\s*(.*)$")  # "name (type): text"
-_NUMPY_ARG = _lazy_re(r"^\*{0,2}(\w+)\s*(?::\s*(.*))?$")  # "name : type", text on the next lines
-
-
-def _cleandoc(doc: str) -> List[str]:
-    """Dedent a docstring the way ``inspect.cleandoc`` does."""
-    lines = doc.expandtabs().splitlines()
-    indents = [len(line) - len(line.lstrip()) for line in lines[1:] if line.strip()]
-    margin = min(indents) if indents else 0
-    cleaned = [lines[0].strip()] + [line[margin:].rstrip() for line in lines[1:]]
-    while cleaned and not cleaned[-1]:
-        cleaned.pop()
-    while cleaned and not cleaned[0]:
-        cleaned.pop(0)
-    return cleaned
-
-
-def parse_docstring(doc: Optional[str]) -> Tuple[str, Dict[str, str]]:
-    """Split a docstring into its description and per-parameter descriptions.
-
-    Understands Google style (``Args:`` then ``name (type): text``) and NumPy
-    style (``Parameters`` / ``----------`` then ``name : type`` and indented text).
-    """
-    if not doc:
-        return "", {}
-    lines = _cleandoc(doc)
-    description: List[str] = []
-    params: Dict[str, List[str]] = {}
-    section = None
-    current: Optional[str] = None
-    entry_indent = None
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        header = _SECTION.match(line.strip()) if not line.startswith(" ") else None
-        if header:
-            section = header.group(1)
-            current = None
-            entry_indent = None
-            if i + 1 < len(lines) and set(lines[i + 1].strip()) == {"-"}:
-                i += 1  # NumPy underline
-            i += 1
-            continue
-        if section is None:
-            description.append(line)
-        elif section in _ARGS_SECTIONS and line.strip():
-            indent = len(line) - len(line.lstrip())
-            if entry_indent is None:
-                entry_indent = indent
-            if indent == entry_indent:
-                match = _GOOGLE_ARG.match(line.strip()) or _NUMPY_ARG.match(line.strip())
-                if match:
-                    current = match.group(1)
-                    text = match.group(3) if match.re.pattern == _GOOGLE_ARG.source else ""
-                    params[current] = [text.strip()] if text and text.strip() else []
-            elif current is not None:
-                params[current].append(line.strip())
-        i += 1
-    text = "\n".join(description).strip()
-    return text, {name: " ".join(parts) for name, parts in params.items() if parts}
-
-
-# -- validation ------------------------------------------------------------------
-
-_KNOWN_KEYWORDS = {"type", "enum", "properties", "required", "additionalProperties", "items", "anyOf",
-                   "description", "default", "title", "prefixItems", "minItems", "maxItems"}
-
-
-def is_simple(schema: Any) -> bool:
-    """True when :func:`validate` understands every keyword in ``schema``."""
-    if type(schema) is not dict:
-        return type(schema) is bool
-    for key, value in schema.items():
-        if key not in _KNOWN_KEYWORDS:
-            return False
-        if key == "properties" and not all(is_simple(s) for s in value.values()):
-            return False
-        if key in ("items", "additionalProperties") and not is_simple(value):
-            return False
-        if key in ("anyOf", "prefixItems") and not all(is_simple(s) for s in value):
-            return False
-    return True
-
-
-def _type_ok(value: Any, kind: str) -> bool:
-    t = type(value)
-    if kind == "string":
-        return t is str
-    if kind == "integer":
-        return t is int or (t is float and value.is_integer())
-    if kind == "number":
-        return t is int or t is float
-    if kind == "boolean":
-        return t is bool
-    if kind == "object":
-        return t is dict
-    if kind == "array":
-        return t is list
-    if kind == "null":
-        return value is None
-    return True
-
-
-_JSON_NAMES = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object",
-               list: "array", _NoneType: "null"}
-
-
-def _describe(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=repr)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return f"{_JSON_NAMES.get(type(value), type(value).__name__)} {text}"
-
-
-def validate(value: Any, schema: Any, where: str = "value") -> Optional[str]:
-    """Check ``value`` against a schema made of the keywords this module generates.
-
-    Returns:
-        ``None`` when it fits, else one sentence naming the place and the problem.
-    """
-    if schema is True or schema == {}:
-        return None
-    if schema is False:
-        return f"{where} is not allowed"
-    kind = schema.get("type")
-    if kind is not None:
-        kinds = kind if type(kind) is list else (kind,)
-        if not any(_type_ok(value, k) for k in kinds):
-            return f"{where}: expected {' or '.join(kinds)}, got {_describe(value)}"
-    enum_values = schema.get("enum")
-    if enum_values is not None and not any(value == v and type(value) is type(v) or
-                                           (value == v and {type(value), type(v)} <= {int, float})
-                                           for v in enum_values):
-        return f"{where}: {_describe(value)} is not one of {json.dumps(enum_values, ensure_ascii=False)}"
-    any_of = schema.get("anyOf")
-    if any_of is not None:
-        problems = [validate(value, option, where) for option in any_of]
-        if all(problems):
-            return problems[0] if len(any_of) == 1 else f"{where}: {_describe(value)} fits none of the allowed types"
-    if type(value) is dict:
-        return _validate_object(value, schema, where)
-    if type(value) is list:
-        return _validate_array(value, schema, where)
-    return None
-
-
-def _validate_object(value: dict, schema: dict, where: str) -> Optional[str]:
-    properties = schema.get("properties", {})
-    for name in schema.get("required", ()):
-        if name not in value:
-            return f"{where}: missing required property {name!r}"
-    extra = schema.get("additionalProperties", True)
-    for name, item in value.items():
-        sub = properties.get(name)
-        if sub is None:
-            if extra is False:
-                return f"{where}: unexpected property {name!r}"
-            sub = extra
-        problem = validate(item, sub, f"{where}.{name}")
-        if problem:
-            return problem
-    return None
-
-
-def _validate_array(value: list, schema: dict, where: str) -> Optional[str]:
-    if len(value) < schema.get("minItems", 0) or len(value) > schema.get("maxItems", len(value)):
-        return f"{where}: wrong number of items ({len(value)})"
-    prefix = schema.get("prefixItems", ())
-    items = schema.get("items", True)
-    for i, item in enumerate(value):
-        problem = validate(item, prefix[i] if i < len(prefix) else items, f"{where}[{i}]")
-        if problem:
-            return problem
-    return None
-
-
-_validators: Dict[int, Any] = {}
-
-
-def jsonschema_validate(value: Any, schema: dict, where: str = "value") -> Optional[str]:
-    """Validate with the ``jsonschema`` package (imported on first use), 2020-12 by default."""
-    import jsonschema  # deliberately late: see the module docstring
-
-    key = id(schema)
-    validator = _validators.get(key)
-    if validator is None:
-        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        validator = _validators[key] = cls(schema)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(value))
-    if error is None:
-        return None
-    place = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-    return f"{where}{place}: {error.message}"
-
-
 # -- binding arguments --------------------------------------------------------------
 
 
@@ -393,7 +222,7 @@ def _converter(tp: Any) -> Optional[Callable[[Any], Any]]:
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return tp
     if _is_dataclass(tp) or _is_typeddict(tp):
-        hints = typing.get_type_hints(tp, include_extras=True)
+        hints = field_hints(tp)
         fields = [(name, _converter(hint)) for name, hint in hints.items()]
         fields = [(name, convert) for name, convert in fields if convert is not None]
         make = tp if _is_dataclass(tp) else dict
@@ -446,9 +275,12 @@ class FunctionSchema:
         if code.co_posonlyargcount:
             raise TypeError(f"{func.__qualname__}: positional-only parameters cannot be tool arguments")
         try:
-            hints = typing.get_type_hints(func, include_extras=True)
+            hints = type_hints(func)
         except Exception as exc:
-            raise TypeError(f"cannot resolve the type hints of {func.__qualname__}: {exc}") from exc
+            advice = ""
+            if sys.version_info < (3, 10) and "unsupported operand type(s) for |" in str(exc):
+                advice = " (Python 3.9 has no X | Y for types: write Optional[X] or Union[X, Y])"
+            raise TypeError(f"cannot resolve the type hints of {func.__qualname__}: {exc}{advice}") from exc
         names = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
         if func is not fn:
             names = names[1:]
@@ -462,8 +294,7 @@ class FunctionSchema:
         required = []
         for name in names:
             hint = hints.get(name, Any)
-            if (isinstance(hint, type) and context_types and issubclass(hint, context_types)) or (
-                    name == "ctx" and hint is Any):
+            if is_context(hint, context_types) or (name == "ctx" and hint is Any):
                 self.context_param = name
                 continue
             try:

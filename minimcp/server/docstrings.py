@@ -1,0 +1,107 @@
+"""Reading a function's docstring: its description and a sentence per parameter.
+
+:func:`parse_docstring` understands the two common styles, Google::
+
+    '''Add two numbers.
+
+    Args:
+        a (int): the first.
+        b: the second.
+    '''
+
+and NumPy::
+
+    '''Add two numbers.
+
+    Parameters
+    ----------
+    a : int
+        the first.
+    '''
+
+The description becomes a tool's or prompt's ``description``, the per-parameter
+text each argument's ``description`` (see :mod:`minimcp.server.schema`).
+"""
+
+import re
+from typing import Any, Dict, List, Optional, Tuple
+
+
+class _lazy_re:  # noqa: N801 (reads like re.compile)
+    """A regular expression compiled the first time it is used."""
+
+    __slots__ = ("source", "_compiled")
+
+    def __init__(self, source: str) -> None:
+        self.source, self._compiled = source, None
+
+    def __getattr__(self, attr: str) -> Any:  # match, fullmatch, ...
+        if self._compiled is None:
+            self._compiled = re.compile(self.source)
+        return getattr(self._compiled, attr)
+
+
+# Compiled on first use (re.compile is ~0.5 ms each: start-up time for a stdio server).
+_SECTION = _lazy_re(r"^(Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments|Other Parameters|"
+                      r"Returns?|Yields?|Raises|Examples?|Notes?|See Also|References|Warnings?)\s*:?\s*$")
+_ARGS_SECTIONS = {"Args", "Arguments", "Parameters", "Params", "Keyword Args", "Keyword Arguments"}
+_GOOGLE_ARG = _lazy_re(r"^\*{0,2}(\w+)(?:\s*\(([^)]*)\))?:\s*(.*)$")  # "name (type): text"
+_NUMPY_ARG = _lazy_re(r"^\*{0,2}(\w+)\s*(?::\s*(.*))?$")  # "name : type", text on the next lines
+
+
+def _cleandoc(doc: str) -> List[str]:
+    """Dedent a docstring the way ``inspect.cleandoc`` does."""
+    lines = doc.expandtabs().splitlines()
+    indents = [len(line) - len(line.lstrip()) for line in lines[1:] if line.strip()]
+    margin = min(indents) if indents else 0
+    cleaned = [lines[0].strip()] + [line[margin:].rstrip() for line in lines[1:]]
+    while cleaned and not cleaned[-1]:
+        cleaned.pop()
+    while cleaned and not cleaned[0]:
+        cleaned.pop(0)
+    return cleaned
+
+
+def parse_docstring(doc: Optional[str]) -> Tuple[str, Dict[str, str]]:
+    """Split a docstring into its description and per-parameter descriptions.
+
+    Understands Google style (``Args:`` then ``name (type): text``) and NumPy
+    style (``Parameters`` / ``----------`` then ``name : type`` and indented text).
+    """
+    if not doc:
+        return "", {}
+    lines = _cleandoc(doc)
+    description: List[str] = []
+    params: Dict[str, List[str]] = {}
+    section = None
+    current: Optional[str] = None
+    entry_indent = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        header = _SECTION.match(line.strip()) if not line.startswith(" ") else None
+        if header:
+            section = header.group(1)
+            current = None
+            entry_indent = None
+            if i + 1 < len(lines) and set(lines[i + 1].strip()) == {"-"}:
+                i += 1  # NumPy underline
+            i += 1
+            continue
+        if section is None:
+            description.append(line)
+        elif section in _ARGS_SECTIONS and line.strip():
+            indent = len(line) - len(line.lstrip())
+            if entry_indent is None:
+                entry_indent = indent
+            if indent == entry_indent:
+                match = _GOOGLE_ARG.match(line.strip()) or _NUMPY_ARG.match(line.strip())
+                if match:
+                    current = match.group(1)
+                    text = match.group(3) if match.re.pattern == _GOOGLE_ARG.source else ""
+                    params[current] = [text.strip()] if text and text.strip() else []
+            elif current is not None:
+                params[current].append(line.strip())
+        i += 1
+    text = "\n".join(description).strip()
+    return text, {name: " ".join(parts) for name, parts in params.items() if parts}
