@@ -821,3 +821,24 @@ def test_image_from_a_file_uses_its_extension(tmp_path):
     path.write_bytes(PNG)
     assert Image(path).to_block() == {"type": "image", "data": b64(PNG), "mimeType": "image/png"}
     assert json.loads(json.dumps(Image(str(path)).to_block()))["mimeType"] == "image/png"
+
+
+def test_prompts_and_resources_read_hints_as_written_on_every_python():
+    """On 3.9/3.10 get_type_hints turns ``x: T = None`` into Optional[T]: a prompt's
+    ``context: Context = None`` became a prompt argument, a template's ``n: int = None`` a string."""
+    import minimcp
+    from minimcp import Context, Server
+
+    server = Server("hints")
+
+    @server.prompt()
+    def ask(topic: str, context: Context = None) -> str:
+        return f"Tell me about {topic}."
+
+    @server.resource("items://{n}")
+    def item(n: int = None) -> str:
+        return repr(n)
+
+    with minimcp.connect("memory", server=server, protocol="2025-11-25") as client:
+        assert [a.get("name") for a in client.list_prompts()[0].raw["arguments"]] == ["topic"]
+        assert client.read_resource("items://7").text == "7"  # converted to int, not the string '7'

@@ -18,7 +18,7 @@ from ..errors import RPCError
 from ..protocol.jsonrpc import INVALID_PARAMS
 from ..protocol.versions import strip
 from .resources import _CONVERT
-from .schema import parse_docstring
+from .schema import is_context, parse_docstring, type_hints
 from ..session import RequestContext
 
 class ServerPrompt:
@@ -29,7 +29,7 @@ class ServerPrompt:
                  meta: Optional[dict] = None) -> None:
         self.fn = fn
         self.name = name or fn.__name__
-        hints = typing.get_type_hints(fn, include_extras=True)
+        hints = type_hints(fn)  # as written, on every Python (3.9/3.10 add Optional[] for a None default)
         code = fn.__code__
         names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
         defaults = set(names[code.co_argcount - len(fn.__defaults__ or ()):code.co_argcount])
@@ -40,7 +40,7 @@ class ServerPrompt:
         self._converters: Dict[str, Callable] = {}
         for arg in names:
             hint = hints.get(arg, str)
-            if arg == "ctx" or (isinstance(hint, type) and issubclass(hint, RequestContext)):
+            if arg == "ctx" or is_context(hint, (RequestContext,)):
                 self.context_param = arg
                 continue
             entry: Dict[str, Any] = {"name": arg}

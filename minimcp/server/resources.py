@@ -26,12 +26,11 @@ expansion, level 2) matches the rest, slashes included — use it for paths:
 """
 
 import re
-import typing
 from typing import Any, Callable, Dict, List, Optional
 
 from .content import resource_contents
 from ..errors import RPCError
-from .schema import _lazy_re
+from .schema import _lazy_re, is_context, type_hints
 from ..protocol.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND
 from ..protocol.versions import knows, strip
 from ..session import RequestContext
@@ -72,11 +71,11 @@ class ServerResource:
         self.mime_type = mime_type
         self.variables = [m.group(2) for m in _VARIABLE.finditer(uri)]
         self.is_template = bool(self.variables)
-        hints = typing.get_type_hints(fn)
+        hints = type_hints(fn, include_extras=False)  # as written, on every Python
         code = fn.__code__
         params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
-        self.context_param = next((p for p in params if p == "ctx" or (
-            isinstance(hints.get(p), type) and issubclass(hints[p], RequestContext))), None)
+        self.context_param = next((p for p in params if p == "ctx" or is_context(hints.get(p), (RequestContext,))),
+                                  None)
         missing = [v for v in self.variables if v not in params]
         if missing:
             raise TypeError(f"{fn.__qualname__} has no parameter for template variable(s) {missing} of {uri!r}")
