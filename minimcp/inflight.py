@@ -168,13 +168,13 @@ class _Pending:
         Raises:
             concurrent.futures.TimeoutError: no answer in time (the caller gives up on it).
         """
-        future, futures = self.future, _futures_module()
+        future = self.future
         started = deadline = time.monotonic()
         deadline += timeout
         while True:
             try:
                 return future.result(max(0.0, deadline - time.monotonic()))
-            except futures.TimeoutError:  # the builtin TimeoutError from Python 3.11
+            except _futures_module().TimeoutError:  # (looked up only on a timeout) builtin from 3.11 on
                 if max_timeout is None or self.last_progress is None:
                     raise
                 extended = min(self.last_progress + timeout, started + max_timeout)

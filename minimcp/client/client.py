@@ -203,7 +203,7 @@ class Client:
     def _call(self, method: str, params: Optional[dict] = None, *, timeout: Optional[float] = None,
               on_progress: Optional[ProgressCallback] = None, max_timeout: Optional[float] = None) -> Any:
         """Send a request (on a 2026-07-28 server: with ``_meta``, answering input-required rounds)."""
-        if not self.modern:
+        if not self.stateless.active:  # (the attribute, not the property: this is every call's path)
             return self.session.request(method, params, timeout=timeout, on_progress=on_progress,
                                         max_timeout=max_timeout)
         return self.stateless.call(method, params, timeout=timeout, on_progress=on_progress,
