@@ -289,7 +289,9 @@ class Batch:
             if reply is not None:
                 self._replies.append(reply)
             self._waiting -= 1
-            if self._waiting:
+            if self._waiting > 0:
+                return None
+            if self._waiting < 0:  # (a reply too many: the array went already)
                 return None
             return self._replies or None
 

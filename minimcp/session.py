@@ -223,14 +223,24 @@ class Session:
         if ctx.is_cancelled:
             reply = None  # spec basic/utilities/cancellation: send no response
             self.transport.discard(request_id)
+        elif ctx.batch is not None:
+            # A batch leaves as one array, sent by whichever answer comes last: encode this
+            # one now, so that a result that is not JSON spoils its own answer only.
+            try:
+                jsonrpc.dumps(reply)
+            except (TypeError, ValueError) as exc:
+                reply = self._not_json(ctx, exc)
         try:
             self._answer(ctx.batch, reply)
         except (TypeError, ValueError) as exc:  # the result is not JSON
-            log.error("%s: result of %r cannot be sent: %s", self.name, ctx.method, exc)
-            self._answer(ctx.batch, ErrorResponse(
-                request_id, jsonrpc.INTERNAL_ERROR, f"Internal error: result is not JSON-serialisable: {exc}"))
+            self._answer(None, self._not_json(ctx, exc))
         except ConnectionClosed:
             log.debug("%s: peer gone before the answer to %r", self.name, request_id)
+
+    def _not_json(self, ctx: RequestContext, exc: Exception) -> ErrorResponse:
+        log.error("%s: result of %r cannot be sent: %s", self.name, ctx.method, exc)
+        return ErrorResponse(ctx.request_id, jsonrpc.INTERNAL_ERROR,
+                             f"Internal error: result is not JSON-serialisable: {exc}")
 
     def _on_response(self, response: Any) -> None:
         if not self._outgoing.resolve(response):

@@ -8,6 +8,7 @@ import ast
 import os
 
 import minimcp
+import minimcp.wsgi  # noqa: F401  (an old path, checked below)
 
 PACKAGE = os.path.dirname(minimcp.__file__)
 #: The longest a module may grow: about 450 lines, as ARCHITECTURE.md says, with a little room for a
@@ -94,3 +95,33 @@ def test_modules_stay_short_and_the_top_level_small():
     assert not long, f"modules past {LONGEST} lines: {long}"
     top = [name for name in os.listdir(PACKAGE) if name.endswith(".py")]
     assert len(top) <= 12, sorted(top)
+
+
+#: What users could import from the modules the restructuring moved (each old path is a thin alias now).
+OLD_PATHS = {
+    "minimcp.wsgi": ["MCPApp", "Unauthorized", "bearer_token_auth", "EventStore", "MemoryEventStore",
+                     "LOCAL_HOSTS", "JSON_HEADERS", "SSE_HEADERS"],
+    "minimcp.hub": ["ToolHub", "qualified_names", "ServerStartError", "MAX_NAME", "SEPARATOR", "Target", "parse_entry"],
+    "minimcp.adapters": ["ToolCall", "Caller", "Tools", "API_NAME", "to_openai_chat_tools", "to_openai_responses_tools",
+                         "to_anthropic_tools", "parse_openai_chat_call", "parse_openai_responses_call",
+                         "parse_anthropic_call", "run_tool_call", "openai_chat_result", "openai_responses_result",
+                         "anthropic_result", "handle_openai_chat_call", "handle_openai_responses_call",
+                         "handle_anthropic_call"],
+    "minimcp.jsonrpc": ["PARSE_ERROR", "INVALID_REQUEST", "METHOD_NOT_FOUND", "INVALID_PARAMS", "INTERNAL_ERROR",
+                        "RESOURCE_NOT_FOUND", "URL_ELICITATION_REQUIRED", "HEADER_MISMATCH",
+                        "MISSING_REQUIRED_CLIENT_CAPABILITY", "UNSUPPORTED_PROTOCOL_VERSION", "RequestId", "Request",
+                        "Notification", "Response", "ErrorResponse", "Malformed", "Message", "Parsed", "parse",
+                        "from_dict", "dumps", "encode"],
+    "minimcp.server": ["Server", "Context"],
+    "minimcp.client": ["Client", "connect"],
+}
+
+
+def test_old_import_paths_keep_working():
+    import importlib
+
+    for module, names in OLD_PATHS.items():
+        imported = importlib.import_module(module)
+        missing = [name for name in names if not hasattr(imported, name)]
+        assert not missing, f"{module} lost {missing}"
+    assert minimcp.wsgi.bearer_token_auth is importlib.import_module("minimcp.http.security").bearer_token_auth

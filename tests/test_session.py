@@ -295,3 +295,24 @@ def test_a_notification_naming_an_unhashable_id_is_ignored_and_the_session_lives
     a.transport.write(jsonrpc.Notification(note["method"], note["params"]))
     assert a.request("echo", {"n": 1}) == {"n": 1}
     assert not b.closed
+
+
+def test_a_batch_whose_one_result_is_not_json_still_gets_every_answer():
+    """The batch's array is sent by its last answer; a bad result must spoil its own answer only."""
+    end, peer_end = memory.pair()
+    session = Session(peer_end, batches=lambda: True)
+    session.handlers["bad"] = lambda params, ctx: {"value": object()}
+    session.handlers["echo"] = lambda params, ctx: params
+    session.start()
+    try:
+        for batch in ([jsonrpc.Request(1, "bad")], [jsonrpc.Request(1, "bad"), jsonrpc.Request(2, "echo", {"n": 2})]):
+            end.write(batch)
+            replies = end.read()
+            assert type(replies) is list and len(replies) == len(batch)
+            by_id = {r.id: r for r in replies}
+            assert by_id[1].code == jsonrpc.INTERNAL_ERROR and "JSON" in by_id[1].message
+            if 2 in by_id:
+                assert by_id[2].result == {"n": 2}
+    finally:
+        end.close()
+        session.close()

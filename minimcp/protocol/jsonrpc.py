@@ -1,9 +1,10 @@
-"""JSON-RPC 2.0, sans-IO: the four message kinds, ``parse()`` and ``dumps()``.
+"""JSON-RPC 2.0, sans-IO: the four message kinds, ``parse()`` and ``encode()``.
 
 This module does no I/O and knows nothing of MCP methods. A transport hands
 ``parse()`` the bytes of one message (one stdio line, one HTTP body, one
-WebSocket frame) and gets back a message object; ``dumps()`` turns a message
-object back into one line of text.
+WebSocket frame) and gets back a message object; ``encode()`` turns a message
+object back into the bytes of one line (every transport sends what it makes,
+so all deliver the same; ``dumps()`` is the text before encoding).
 
 Bad input never raises: ``parse()`` returns a :class:`Malformed` that carries
 the JSON-RPC error to send back (``-32700`` for text that is not JSON,

@@ -19,7 +19,7 @@ from ..protocol.jsonrpc import INVALID_PARAMS
 from ..protocol.versions import strip
 from .resources import _CONVERT
 from .schema import is_context, parse_docstring, type_hints
-from ..session import RequestContext
+from ..inflight import RequestContext
 
 class ServerPrompt:
     """A registered prompt: its arguments, its definition, and how to render it."""

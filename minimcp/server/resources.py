@@ -33,7 +33,7 @@ from ..errors import RPCError
 from .schema import _lazy_re, is_context, type_hints
 from ..protocol.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND
 from ..protocol.versions import knows, strip
-from ..session import RequestContext
+from ..inflight import RequestContext
 
 _VARIABLE = _lazy_re(r"\{(\+?)([A-Za-z_][A-Za-z0-9_]*)\}")
 

@@ -396,7 +396,8 @@ class Server:
         return self._audience.connections()
 
     def register(self, connection: ServerConnection) -> ServerConnection:
-        """Track a connection, so list changes and resource updates reach it (transports call this)."""
+        """Track a connection, so list changes and resource updates reach it (``open_connection``
+        does it for every connection it opens with ``track=True``)."""
         return self._audience.add(connection)
 
     def open_connection(self, transport: Any, *, principal: Any = None, workers: Any = None,

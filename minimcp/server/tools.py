@@ -20,7 +20,7 @@ from ..errors import CapabilityError, ToolError
 from ..protocol.stateless import InputRequired
 from ..protocol.versions import PROTOCOL_VERSION, knows, strip
 from .schema import FunctionSchema, is_simple, jsonschema_validate, validate
-from ..session import RequestContext
+from ..inflight import RequestContext
 
 log = get_logger(__name__)
 

@@ -3,7 +3,7 @@
 A transport knows nothing of MCP methods. It has three operations:
 
 - ``read()`` blocks until the next message arrives and returns it (a
-  :mod:`minimcp.jsonrpc` message, a ``Malformed``, or a list for a batch),
+  :mod:`minimcp.protocol.jsonrpc` message, a ``Malformed``, or a list for a batch),
   or returns ``None`` at the end of the stream;
 - ``write(message)`` sends one message (or a batch); it is safe to call from
   several threads at once;
