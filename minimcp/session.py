@@ -38,7 +38,7 @@ def _ping(params: dict, ctx: RequestContext) -> dict:
     return {}
 
 
-def _no_batches() -> bool:
+def _no_batches() -> bool:  # the default answer to "may the peer batch now?"
     return False
 
 
@@ -281,13 +281,12 @@ class Session:
         pending.last_progress = time.monotonic()  # resets the caller's timeout if it allows
         if pending.on_progress is not None:
             self._dispatcher.dispatch(pending.on_progress, params.get("progress"), params.get("total"),
-                           params.get("message"))
+                                      params.get("message"))
 
     def _on_batch(self, messages: list) -> None:
-        if not self.batches_allowed():
-            self._send(ErrorResponse(
-                None, jsonrpc.INVALID_REQUEST,
-                "Invalid Request: JSON-RPC batches are allowed only in protocol version 2025-03-26"))
+        if not self.batches_allowed():  # (MCP has them in protocol version 2025-03-26 alone)
+            self._send(ErrorResponse(None, jsonrpc.INVALID_REQUEST, "Invalid Request: JSON-RPC batches are not "
+                                                                      "allowed on this connection (2025-03-26 only)"))
             return
         batch = Batch(sum(1 for m in messages if type(m) is Request or type(m) is Malformed))
         for message in messages:
@@ -316,7 +315,8 @@ class Session:
             raise self._error_for_send(exc) from exc
 
     def _error_for_send(self, exc: Exception) -> ConnectionClosed:
-        return self._outgoing.closed_error or ConnectionClosed(f"cannot send: the connection is closed ({exc})")
+        known = exc if isinstance(exc, ConnectionClosed) else None  # (it can say how: a child's exit code)
+        return self._outgoing.closed_error or known or ConnectionClosed(f"cannot send: the connection is closed ({exc})")
 
     # -- the outbound API -----------------------------------------------------
 

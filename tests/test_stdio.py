@@ -311,3 +311,21 @@ def test_trace_prints_every_message_with_its_direction(capfd):
     err = capfd.readouterr().err
     assert 'client → {"jsonrpc":"2.0","id":1,"method":"server/discover"' in err
     assert "client ← " in err and '"traced"' in err
+
+
+def test_writing_to_a_server_that_has_exited_says_how_it_ended():
+    """A write that meets a broken pipe reports the exit code and stderr, as end of stream does:
+    a server that dies at once loses the race to our first write (the handshake) often enough."""
+    from minimcp.protocol import jsonrpc
+    from minimcp.transports.stdio import SubprocessTransport
+
+    code = "import sys; sys.stderr.write('config file missing\\n'); sys.exit(7)"
+    transport = SubprocessTransport([PY, "-c", code])
+    try:
+        transport.process.wait(10)
+        with pytest.raises(minimcp.ConnectionClosed) as info:
+            for _ in range(100):  # the first write may still fit in the pipe's buffer
+                transport.write(jsonrpc.Request(1, "ping"))
+        assert info.value.exit_code == 7 and "config file missing" in info.value.stderr_tail
+    finally:
+        transport.close()

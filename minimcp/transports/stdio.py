@@ -212,14 +212,29 @@ class SubprocessTransport(StdioTransport):
         """Return the next message, or ``None`` once the server's stdout closes."""
         message = super().read()
         if message is None and not self._closing:
-            # The server went away by itself: wait a moment for its exit code
-            # and last words, so the ConnectionClosed can carry them.
-            try:
-                self.process.wait(timeout=1.0)
-            except Exception:  # subprocess.TimeoutExpired: it is still running
-                pass
-            self._stderr_thread.join(1.0)
+            self._await_exit()
         return message
+
+    def write(self, message: object, related_to: object = None) -> None:
+        """Send one message; if the server is gone, raise how it ended (exit code, stderr)."""
+        try:
+            super().write(message, related_to)
+        except BrokenPipeError:
+            # It exited before reading what we wrote (often before the handshake): say why,
+            # as a read at end of stream would, instead of a bare broken pipe.
+            if self._closing:
+                raise
+            self._await_exit()
+            raise self.closed_error() from None
+
+    def _await_exit(self) -> None:
+        # The server went away by itself: wait a moment for its exit code and
+        # last words, so the ConnectionClosed can carry them.
+        try:
+            self.process.wait(timeout=1.0)
+        except Exception:  # subprocess.TimeoutExpired: it is still running
+            pass
+        self._stderr_thread.join(1.0)
 
     def closed_error(self) -> ConnectionClosed:
         """Describe how the server ended: exit code and the tail of its stderr."""
