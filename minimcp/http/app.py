@@ -33,7 +33,6 @@ Beside this module: :mod:`~minimcp.http.security` (those checks and the
 :mod:`~minimcp.http.streams` (the SSE streams a session writes to).
 """
 
-import json
 import secrets
 import threading
 import time
@@ -49,9 +48,10 @@ from ..server.connection import ServerConnection
 from ..threads import WorkerPool
 from .headers import check_headers
 from .legacy_app import LegacyEndpoints
-from .replies import SSE_HEADERS, STATUS, HTTPError, error, read_body, reply, session_not_found
-from .security import LOCAL_HOSTS, Unauthorized, authenticate, bearer_token_auth, check_host_and_origin
-from .streams import EventStore, HTTPSessionTransport, MemoryEventStore, OutStream, format_event
+from .replies import SSE_HEADERS, STATUS, HTTPError, error, modern_status, read_body, reply, session_not_found
+from .security import (LOCAL_HOSTS, Unauthorized, authenticate, bearer_token_auth, check_host_and_origin,
+                       check_owner)
+from .streams import OPENING, EventStore, HTTPSessionTransport, MemoryEventStore, OutStream, format_event
 
 __all__ = ["MCPApp", "Unauthorized", "bearer_token_auth"]  # the last two: minimcp.wsgi's old names
 
@@ -76,6 +76,8 @@ class MCPApp:
         allowed_origins: ``Origin`` values accepted besides local ones.
         auth: ``hook(headers) -> principal``; raise :class:`Unauthorized`
             (or return None) to answer 401. ``headers`` has lower-case names.
+            A session answers only the principal that opened it (403 for
+            another, compared with ``==``: return a user id, say).
         max_body: the largest request body, in bytes.
         event_store: where SSE events are kept for resumption.
         retry_ms: the ``retry`` sent in priming events (2025-11-25).
@@ -86,6 +88,10 @@ class MCPApp:
             JSON to an SSE stream (so the client can time out or cancel).
         session_ttl: seconds after which an idle session is ended (its client
             gets 404 and starts a new one); ``None`` keeps sessions until DELETE.
+        max_sessions: sessions kept at once (both transports). At the cap a new
+            session ends the least recently used idle one (no request running,
+            no GET stream: its client gets 404 and starts again); when none is
+            idle, ``initialize`` is answered ``503`` with ``Retry-After``.
     """
 
     def __init__(self, server: Any, path: str = "/mcp", *, stateless: bool = False, json_response: bool = False,
@@ -93,7 +99,7 @@ class MCPApp:
                  auth: Optional[Callable[[Dict[str, str]], Any]] = None, max_body: int = 4 * 1024 * 1024,
                  event_store: Optional[EventStore] = None, retry_ms: int = 1000, sse_path: Optional[str] = "/sse",
                  messages_path: str = "/messages/", max_workers: int = 64, sse_after: float = 0.1,
-                 session_ttl: Optional[float] = 3600.0) -> None:
+                 session_ttl: Optional[float] = 3600.0, max_sessions: int = 1024) -> None:
         self.server = server
         self.path = path
         self.stateless = stateless
@@ -108,6 +114,7 @@ class MCPApp:
         self.messages_path = messages_path
         self.sse_after = sse_after
         self.session_ttl = session_ttl
+        self.max_sessions = max_sessions
         self._last_used: Dict[str, float] = {}
         self.workers = WorkerPool(max_workers)
         self.sessions: Dict[str, ServerConnection] = {}
@@ -135,7 +142,7 @@ class MCPApp:
             if self.sse_path is not None and path == self.sse_path and method == "GET":
                 return self.legacy.stream(environ, principal, start_response)
             if self.sse_path is not None and path == self.messages_path and method == "POST":
-                return self.legacy.post(environ, start_response)
+                return self.legacy.post(environ, principal, start_response)
             raise HTTPError(404, f"Not Found: the MCP endpoint is {self.path}")
         except HTTPError as exc:
             return error(start_response, exc.status, exc.code, str(exc), exc.headers)
@@ -240,6 +247,7 @@ class MCPApp:
             return connection, None
         if initializing:
             self._expire_idle()
+            self.admit_session()
             session_id = secrets.token_urlsafe(24)  # visible ASCII, cryptographically random
             connection = self._new_connection(principal, session=True)
             with self._lock:
@@ -255,6 +263,7 @@ class MCPApp:
                 self._last_used[session_id] = time.monotonic()
         if connection is None:
             raise session_not_found("it expired or was ended; send initialize again")
+        check_owner(connection.principal, principal)
         return connection, None
 
     def _expire_idle(self) -> None:
@@ -273,6 +282,21 @@ class MCPApp:
         for session_id in idle:
             log.info("session %s idle for %.0fs: ended", session_id[:8], self.session_ttl)
             self._end_session(session_id)
+
+    def admit_session(self) -> None:
+        """Make room for one more session, or refuse it (503): see ``max_sessions``."""
+        with self._lock:
+            if len(self.sessions) + len(self.legacy.sessions) < self.max_sessions:
+                return
+            idle = [sid for sid, connection in self.sessions.items()
+                    if not connection.session.busy and not connection.session.transport.listening]
+            victim = min(idle, key=self._last_used.__getitem__, default=None)
+        if victim is None:
+            log.warning("%d sessions, none idle: a new one is refused", self.max_sessions)
+            raise HTTPError(503, f"Service Unavailable: {self.max_sessions} sessions are open and busy; "
+                            "try again shortly", jsonrpc.HTTP_ERROR, headers=[("Retry-After", "1")])
+        log.info("%d sessions: the least recently used idle one (%s) ended", self.max_sessions, victim[:8])
+        self._end_session(victim)
 
     def _new_connection(self, principal: Any, session: bool) -> ServerConnection:
         """A connection over a new HTTP transport: a session's (tracked, with a GET stream), or
@@ -295,7 +319,7 @@ class MCPApp:
                 body = answers[0] if not batch else b"[" + b",".join(answers) + b"]"
                 if modern_request is not None:
                     connection.session.close()
-                    return reply(start_response, _modern_status(answers[0]), body, extra)
+                    return reply(start_response, modern_status(answers[0]), body, extra)
                 self._end_if_stateless(connection)
                 return reply(start_response, 200, body, extra)
             if not self.json_response:
@@ -347,7 +371,7 @@ class MCPApp:
 
     # -- GET: the standalone stream, or a resumed one ----------------------------------------
 
-    def _session(self, headers: Dict[str, str]) -> Tuple[str, ServerConnection]:
+    def _session(self, headers: Dict[str, str], principal: Any) -> Tuple[str, ServerConnection]:
         if self.stateless:
             raise HTTPError(405, "Method Not Allowed: this server is stateless; use POST",
                             headers=[("Allow", "POST")])
@@ -358,6 +382,7 @@ class MCPApp:
             connection = self.sessions.get(session_id)
         if connection is None:
             raise session_not_found("it expired or was ended; send initialize again")
+        check_owner(connection.principal, principal)
         return session_id, connection
 
     def _get(self, environ: dict, headers: Dict[str, str], principal: Any, start_response: Callable) -> Any:
@@ -365,27 +390,40 @@ class MCPApp:
             raise HTTPError(405, "Method Not Allowed: 2026-07-28 uses POST only", headers=[("Allow", "POST")])
         if "text/event-stream" not in headers.get("accept", ""):
             raise HTTPError(406, "Not Acceptable: Accept must list text/event-stream")
-        _, connection = self._session(headers)
+        _, connection = self._session(headers, principal)
         transport: HTTPSessionTransport = connection.session.transport
         last_event_id = headers.get("last-event-id")
+        gone = environ.get("minimcp.client_gone")  # the built-in server's: has this client left?
+        stream = None
         if last_event_id:
             replay = self.store.events_after(last_event_id)
             stream = transport.resumable(replay[0]) if replay else None
             if stream is None:
                 raise HTTPError(404, f"Not Found: no stream to resume at event {last_event_id!r}")
-            start_response(STATUS[200], SSE_HEADERS)
-            return stream.events(after=last_event_id)
-        start = transport.attach_standalone()
+            # The headers go out with the first bytes: a comment, unless an event is there to replay.
+            opening = [] if any(data for _, data in replay[1]) else [OPENING]  # type: ignore[index]
+            if stream is not transport.standalone:
+                start_response(STATUS[200], SSE_HEADERS)
+                return self._resumed_body(stream, last_event_id, opening)
+        start = transport.attach_standalone(gone is not None)
         if start is None:
             raise HTTPError(409, "Conflict: this session already has a GET stream open")
         start_response(STATUS[200], SSE_HEADERS)
-        return self._standalone_body(transport, start, connection)
+        if stream is not None:  # the standalone stream, resumed: after the client's last event
+            return self._standalone_body(transport, last_event_id, opening, gone)
+        # A new stream starts with the priming event, or with a comment where there is none: the
+        # server may have nothing to send on it for long, and the client waits for its headers.
+        return self._standalone_body(transport, start, self._priming(connection, start) or [OPENING], gone)
 
-    def _standalone_body(self, transport: HTTPSessionTransport, start: str,
-                         connection: ServerConnection) -> Iterable[bytes]:
+    def _resumed_body(self, stream: OutStream, last_event_id: str, opening: List[bytes]) -> Iterable[bytes]:
+        yield from opening
+        yield from stream.events(after=last_event_id)
+
+    def _standalone_body(self, transport: HTTPSessionTransport, start: str, opening: List[bytes],
+                         gone: Optional[Callable[[], bool]]) -> Iterable[bytes]:
         try:
-            yield from self._priming(connection, start)
-            yield from transport.standalone.events(after=start)  # type: ignore[union-attr]
+            yield from opening
+            yield from transport.standalone.events(after=start, gone=gone)  # type: ignore[union-attr]
         finally:
             transport.detach_standalone()
 
@@ -394,7 +432,7 @@ class MCPApp:
     def _delete(self, environ: dict, headers: Dict[str, str], principal: Any, start_response: Callable) -> Any:
         if headers.get("mcp-protocol-version") == MODERN_VERSION:
             raise HTTPError(405, "Method Not Allowed: 2026-07-28 has no sessions", headers=[("Allow", "POST")])
-        session_id, _ = self._session(headers)
+        session_id, _ = self._session(headers, principal)
         self._end_session(session_id)
         return reply(start_response, 200)
 
@@ -415,15 +453,3 @@ class MCPApp:
         self.workers.shutdown(timeout=5.0)
         self.server.log_bridge.uninstall()
 
-
-def _modern_status(answer: bytes) -> int:
-    """The HTTP status of a 2026-07-28 answer: 400 for bad requests, 404 for unknown methods."""
-    if b'"error":{' not in answer[:300]:  # our encoder puts "error" right after the id
-        return 200
-    code = json.loads(answer).get("error", {}).get("code")
-    if code == jsonrpc.METHOD_NOT_FOUND:
-        return 404
-    if code in (jsonrpc.INVALID_PARAMS, jsonrpc.HEADER_MISMATCH, jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY,
-                jsonrpc.UNSUPPORTED_PROTOCOL_VERSION):
-        return 400
-    return 200

@@ -16,6 +16,7 @@ from ..protocol import jsonrpc
 from ..protocol.jsonrpc import Malformed
 from ..server.connection import ServerConnection
 from .replies import SSE_HEADERS, STATUS, HTTPError, read_body, reply, session_not_found
+from .security import check_owner
 from .streams import LegacyTransport, format_event
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ class LegacyEndpoints:
 
     def stream(self, environ: dict, principal: Any, start_response: Callable) -> Iterable[bytes]:
         """``GET sse_path``: open a session and stream its messages until the client leaves."""
+        self.app.admit_session()  # within max_sessions: a stream is a session
         session_id = secrets.token_hex(16)
         connection = self.app.server.open_connection(LegacyTransport(), principal=principal,
                                                      workers=self.app.workers)
@@ -56,13 +58,14 @@ class LegacyEndpoints:
                 self.sessions.pop(session_id, None)
             connection.session.close()
 
-    def post(self, environ: dict, start_response: Callable) -> List[bytes]:
+    def post(self, environ: dict, principal: Any, start_response: Callable) -> List[bytes]:
         """``POST messages_path?session_id=...``: hand one message (or batch) to its session."""
         session_id = parse_qs(environ.get("QUERY_STRING", "")).get("session_id", [""])[0]
         with self._lock:
             connection = self.sessions.get(session_id)
         if connection is None:
             raise session_not_found("open the SSE stream (GET) first")
+        check_owner(connection.principal, principal)
         parsed = jsonrpc.parse(read_body(environ, self.app.max_body))
         if type(parsed) is Malformed:
             raise HTTPError(400, parsed.message, parsed.code)

@@ -4,6 +4,7 @@ Every refusal (4xx) carries a JSON-RPC error body that says what to fix,
 so a client that only logs the body still learns why.
 """
 
+import json
 from typing import Any, Callable, List, Optional, Tuple
 
 from ..protocol import jsonrpc
@@ -15,7 +16,8 @@ SSE_HEADERS = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cach
 STATUS = {200: "200 OK", 202: "202 Accepted", 400: "400 Bad Request", 401: "401 Unauthorized",
           403: "403 Forbidden", 404: "404 Not Found", 405: "405 Method Not Allowed",
           406: "406 Not Acceptable", 409: "409 Conflict", 413: "413 Payload Too Large",
-          415: "415 Unsupported Media Type", 421: "421 Misdirected Request", 500: "500 Internal Server Error"}
+          415: "415 Unsupported Media Type", 421: "421 Misdirected Request", 500: "500 Internal Server Error",
+          503: "503 Service Unavailable"}
 
 
 class HTTPError(Exception):
@@ -57,10 +59,10 @@ def reply(start_response: Callable, status: int, body: bytes = b"",
 
 def read_body(environ: dict, max_body: int) -> bytes:
     """The request body, refused (413) past ``max_body`` bytes whether or not it said its length."""
-    try:
-        length = int(environ.get("CONTENT_LENGTH") or -1)
-    except ValueError:
-        raise HTTPError(400, "Bad Request: bad Content-Length") from None
+    text = (environ.get("CONTENT_LENGTH") or "").strip()
+    if text and not (text.isascii() and text.isdigit()):  # int() would take "-1" (read to the end)
+        raise HTTPError(400, "Bad Request: bad Content-Length")
+    length = int(text) if text else -1  # -1: not said; read at most max_body + 1 bytes
     if length > max_body:
         raise HTTPError(413, f"Payload Too Large: the limit is {max_body} bytes")
     stream = environ["wsgi.input"]
@@ -68,3 +70,16 @@ def read_body(environ: dict, max_body: int) -> bytes:
     if len(body) > max_body:
         raise HTTPError(413, f"Payload Too Large: the limit is {max_body} bytes")
     return body
+
+
+def modern_status(answer: bytes) -> int:
+    """The HTTP status of a 2026-07-28 answer: 400 for bad requests, 404 for unknown methods."""
+    if b'"error":{' not in answer[:300]:  # our encoder puts "error" right after the id
+        return 200
+    code = json.loads(answer).get("error", {}).get("code")
+    if code == jsonrpc.METHOD_NOT_FOUND:
+        return 404
+    if code in (jsonrpc.INVALID_PARAMS, jsonrpc.HEADER_MISMATCH, jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY,
+                jsonrpc.UNSUPPORTED_PROTOCOL_VERSION):
+        return 400
+    return 200

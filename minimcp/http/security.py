@@ -15,7 +15,7 @@ from ..errors import Unauthorized
 from .replies import HTTPError
 
 __all__ = ["LOCAL_HOSTS", "Unauthorized", "authenticate", "bearer_token_auth", "check_host_and_origin",
-           "is_local_origin"]
+           "check_owner", "is_local_origin"]
 
 #: ``Host`` names accepted by default.
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]", "::1")
@@ -51,7 +51,8 @@ def is_local_origin(origin: str) -> bool:
 
 def check_host_and_origin(headers: Dict[str, str], allowed_hosts: Iterable[str],
                           allowed_origins: Iterable[str]) -> None:
-    """Refuse a ``Host`` not allowed (421) or a present ``Origin`` neither local nor allowed (403).
+    """Refuse a ``Host`` not allowed (421) or a present ``Origin`` neither local nor allowed (403,
+    ``null`` included).
 
     ``headers`` has lower-case names; ``"*"`` in either list accepts anything.
     """
@@ -59,8 +60,10 @@ def check_host_and_origin(headers: Dict[str, str], allowed_hosts: Iterable[str],
     if "*" not in allowed_hosts and host not in allowed_hosts:
         raise HTTPError(421, f"Misdirected Request: host {host!r} is not allowed; add it to allowed_hosts")
     origin = headers.get("origin")
-    if origin and origin != "null" and origin not in allowed_origins and "*" not in allowed_origins:
-        if not is_local_origin(origin):
+    # "null" is an opaque origin (a sandboxed iframe, a file:// page): any page can send it, so it is
+    # refused like a foreign one unless listed; an absent Origin is a client that is no browser.
+    if origin is not None and origin not in allowed_origins and "*" not in allowed_origins:
+        if origin == "null" or not is_local_origin(origin):
             raise HTTPError(403, f"Forbidden: origin {origin!r} is not allowed; add it to allowed_origins")
 
 
@@ -75,3 +78,16 @@ def authenticate(auth: Optional[Callable[[Dict[str, str]], Any]], headers: Dict[
     if principal is None:
         raise HTTPError(401, "Unauthorized: credentials are required", headers=[("WWW-Authenticate", "Bearer")])
     return principal
+
+
+def check_owner(owner: Any, principal: Any) -> None:
+    """Refuse (403) a request whose principal is not the one that opened the session.
+
+    A session id is not a credential: it travels in logs and proxies, and with
+    it alone bob's token could drive alice's session. Principals are compared
+    with ``==`` (so an ``auth`` hook should return a user id, or anything that
+    compares equal for the same user).
+    """
+    if owner != principal:
+        raise HTTPError(403, "Forbidden: this session belongs to another principal; "
+                        "send initialize to open your own")

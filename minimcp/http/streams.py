@@ -18,7 +18,7 @@ the last id I sent" whether the event is new or replayed.
 import collections
 import secrets
 import threading
-from typing import Any, Deque, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, Response
@@ -30,6 +30,11 @@ log = get_logger(__name__)
 #: Seconds between ``: keepalive`` comments on an idle stream; writing them is
 #: also how a vanished client is noticed, so its thread is freed.
 KEEPALIVE_SECONDS = 15.0
+#: What a GET stream with no event to send at once starts with, so its headers go out now: the
+#: built-in server, like any WSGI server (PEP 3333), sends them with the first non-empty bytes.
+OPENING = b": stream open\n\n"
+#: Seconds a second GET waits for the one holding the standalone stream to find its client gone.
+TAKEOVER_WAIT = 0.5
 
 
 def format_event(data: bytes, event_id: Optional[str] = None, event: str = "message",
@@ -201,13 +206,20 @@ class OutStream:
             self.abandoned = True
             self.cond.notify_all()
 
-    def events(self, after: str, keepalive: float = KEEPALIVE_SECONDS) -> Iterator[bytes]:
+    def wake(self) -> None:
+        """Wake the connection streaming this (it checks whether its client is still there)."""
+        with self.cond:
+            self.cond.notify_all()
+
+    def events(self, after: str, keepalive: float = KEEPALIVE_SECONDS,
+               gone: Optional[Callable[[], bool]] = None) -> Iterator[bytes]:
         """Yield SSE bytes for everything after event ``after``, live, until the stream ends.
 
         Yields a ``: keepalive`` comment when idle, so a client that went
         away is noticed by the failed write and its thread freed. Ends when
         every expected response was sent, when the server closes the stream
-        (the client resumes later), or when it is abandoned.
+        (the client resumes later), when it is abandoned, or when ``gone()``
+        (asked on each wake) says the client closed its connection.
         """
         last = after
         while True:
@@ -230,6 +242,8 @@ class OutStream:
                 if self.done or self.abandoned:
                     return
                 woke = self.cond.wait(keepalive)
+            if gone is not None and gone():
+                return  # the client left: free the stream now, not after two failed keepalives
             if not woke:
                 yield b": keepalive\n\n"
 
@@ -253,17 +267,29 @@ class HTTPSessionTransport(Transport):
         # right after initialize, but a notification may be quicker).
         self._first_start = store.store(self.standalone.id, b"") if self.standalone else None
         self._lock = threading.Lock()
+        self._detached = threading.Condition(self._lock)
 
     @property
     def listening(self) -> bool:
         """True while a GET holds the standalone stream (so the client is still there)."""
         return self._listening
 
-    def attach_standalone(self) -> Optional[str]:
+    def attach_standalone(self, probe: bool = False) -> Optional[str]:
         """Give the standalone stream to a GET: the event id to stream after, or None when
-        another GET holds it already (one at a time, or messages would be split between them)."""
+        another GET holds it already (one at a time, or messages would be split between them).
+
+        With ``probe``, the holding GET is woken first to check its client (its
+        ``events(gone=...)``), and given :data:`TAKEOVER_WAIT` to let go: a client
+        whose stream dropped gets a new one at once, not a 409 until a keepalive fails.
+        """
+        if self.standalone is None:
+            return None
+        if probe and self._listening:
+            self.standalone.wake()
         with self._lock:
-            if self.standalone is None or self._listening:
+            if probe and self._listening:
+                self._detached.wait_for(lambda: not self._listening, TAKEOVER_WAIT)
+            if self._listening:
                 return None
             self._listening = True
             start, self._first_start = self._first_start, None
@@ -273,6 +299,7 @@ class HTTPSessionTransport(Transport):
         """The GET holding the standalone stream ended; the next one may attach."""
         with self._lock:
             self._listening = False
+            self._detached.notify_all()
 
     def resumable(self, stream_id: str) -> Optional[OutStream]:
         """The stream a ``Last-Event-ID`` of ``stream_id`` resumes, or None if it is not (or no

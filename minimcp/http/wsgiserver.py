@@ -3,9 +3,17 @@
 What ``server.run("http")`` uses, so an MCP server needs nothing else to go
 on the network: one thread per connection, keep-alive, responses of unknown
 length streamed with chunked encoding (each SSE event is sent as it is
-yielded), ``TCP_NODELAY`` (without it keep-alive requests wait ~40 ms on
-delayed ACKs), and a graceful stop: stop accepting, end the SSE streams,
-let in-flight requests finish, release the port.
+yielded; close-delimited for HTTP/1.0, which has no chunks), ``TCP_NODELAY``
+(without it keep-alive requests wait ~40 ms on delayed ACKs), and a graceful
+stop: stop accepting, end the SSE streams, let in-flight requests finish,
+release the port.
+
+Hostile clients are bounded: at most ``max_connections`` connections are
+served (past it the oldest idle keep-alive connection is closed, or the new
+one gets a 503); a bad ``Content-Length`` is a 400; and a connection closed
+with a request body still unread is closed *lingering* (our side shut, the
+rest of the body read and dropped, within bounds) so the client reads the
+answer instead of a reset.
 
 For production, run the same WSGI app under gunicorn or waitress instead.
 """
@@ -21,8 +29,14 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..logs import get_logger
 from ..threads import join, start_thread
+from .sockets import REFUSE_TIMEOUT, client_gone, content_length, linger, refusal
 
 log = get_logger(__name__)
+
+#: Connections served at once by default (each holds a thread; an SSE stream holds one for its life).
+MAX_CONNECTIONS = 256
+#: Connections past the cap answered 503 at once; beyond these the new ones are just closed.
+MAX_REFUSING = 16
 
 
 class _Body:
@@ -50,13 +64,23 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = 120  # an idle keep-alive connection is closed after this many seconds
     server: "WSGIServer"
 
+    def setup(self) -> None:
+        """Set the connection up; a connection past the cap gets a short timeout (it is refused)."""
+        self.refusing = self.server.is_refused(self.request)
+        if self.refusing:
+            self.timeout = REFUSE_TIMEOUT
+        super().setup()
+
     def handle_one_request(self) -> None:
         """Read one request and run the app for it (any method)."""
+        self.server.mark_idle(self.request, True)  # waiting for a request: the first to close at the cap
         try:
             self.raw_requestline = self.rfile.readline(65537)
         except (OSError, ValueError):
             self.close_connection = True
             return
+        finally:
+            self.server.mark_idle(self.request, False)
         if not self.raw_requestline or self.server.stopping.is_set():
             self.close_connection = True
             return
@@ -64,6 +88,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_error(414)
             return
         if not self.parse_request():
+            return
+        if self.refusing:
+            self._refuse()
             return
         route = self.server.websockets.get(self.path.partition("?")[0])
         if route is not None and self.headers.get("Upgrade", "").lower() == "websocket":
@@ -112,6 +139,7 @@ class _Handler(BaseHTTPRequestHandler):
             "CONTENT_LENGTH": self.headers.get("Content-Length", ""),
             "wsgi.version": (1, 0), "wsgi.url_scheme": "http", "wsgi.input": body, "wsgi.errors": sys.stderr,
             "wsgi.multithread": True, "wsgi.multiprocess": False, "wsgi.run_once": False,
+            "minimcp.client_gone": self._client_gone,
         }
         for name, value in self.headers.items():
             key = "HTTP_" + name.upper().replace("-", "_")
@@ -119,15 +147,31 @@ class _Handler(BaseHTTPRequestHandler):
                 environ[key] = f"{environ[key]},{value}" if key in environ else value
         return environ
 
+    def _refuse(self) -> None:
+        """Answer 503 to a connection past ``max_connections``, in a way its client can read."""
+        self.close_connection = True
+        try:
+            self.wfile.write(refusal(self.protocol_version))
+        except OSError:
+            return
+        self._linger()
+
+    def _linger(self) -> None:
+        self.close_connection = True
+        linger(self.connection)
+
+    def _client_gone(self) -> bool:
+        return client_gone(self.connection)
+
     def _run_app(self) -> None:
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
             self.send_error(411, "Length Required: send a Content-Length")
-            self.close_connection = True
+            self._linger()
             return
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            self.send_error(400, "Bad Content-Length")
+        length = content_length(self.headers.get_all("Content-Length") or [])
+        if length is None:  # the body's end is unknown: nothing after it can be read as a request
+            self.send_error(400, "Bad Request: invalid Content-Length")
+            self._linger()
             return
         body = _Body(self.rfile, length)
         response: List[Any] = []  # [status, headers] once start_response is called
@@ -137,21 +181,21 @@ class _Handler(BaseHTTPRequestHandler):
             return self.wfile.write
 
         result = self.server.app(self._environ(body), start_response)
+        if body.remaining > 65536:  # the app did not read it (a 413, say): too much to drain, so close
+            self.close_connection = True  # ...and say so in the answer's headers
         try:
             self._send(result, response)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client went away mid-response
+            body.remaining = 0
         finally:
             close = getattr(result, "close", None)
             if close is not None:
                 close()  # a generator's finally runs now: streams detach, resources go
-        if body.remaining:
-            # The app did not read the whole body: drain a little, else the
-            # leftover bytes would be read as the next request.
-            if body.remaining > 65536:
-                self.close_connection = True
-            else:
-                body.read()
+        if body.remaining > 65536:
+            self._linger()
+        elif body.remaining:
+            body.read()  # a little left: drain it, else it would be read as the next request
 
     def _send(self, result: Any, response: List[Any]) -> None:
         chunks = iter(result)
@@ -159,16 +203,21 @@ class _Handler(BaseHTTPRequestHandler):
         status, headers = response
         names = {name.lower() for name, _ in headers}
         streamed = "content-length" not in names
+        chunked = streamed and self.request_version not in ("HTTP/1.0", "HTTP/0.9")
+        if streamed and not chunked:
+            self.close_connection = True  # HTTP/1.0 has no chunks: the end of the body is the close
         head = [f"{self.protocol_version} {status}\r\n"]
         head += [f"{name}: {value}\r\n" for name, value in headers]
-        if streamed:
+        if chunked:
             head.append("Transfer-Encoding: chunked\r\n")
         if self.close_connection:
             head.append("Connection: close\r\n")
         head.append("\r\n")
         data = "".join(head).encode("latin-1")
-        if not streamed:  # headers and body in one send: no Nagle/delayed-ACK stall
-            self.wfile.write(data + first + b"".join(chunks))
+        if not chunked:  # headers and body in one send: no Nagle/delayed-ACK stall
+            self.wfile.write(data + first + (b"" if streamed else b"".join(chunks)))
+            for chunk in chunks:  # HTTP/1.0 streaming: as they come, close-delimited
+                self.wfile.write(chunk)
             return
         self.wfile.write(data + (b"%x\r\n%s\r\n" % (len(first), first) if first else b""))
         for chunk in chunks:
@@ -182,24 +231,41 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class WSGIServer(socketserver.ThreadingMixIn, HTTPServer):
-    """The listening socket, one named thread per connection, and a graceful stop."""
+    """The listening socket, one named thread per connection, and a graceful stop.
+
+    Args:
+        address: ``(host, port)`` to listen on.
+        app: the WSGI application.
+        websockets: path -> minimcp Server, served over WebSocket at that path.
+        max_connections: connections served at once. At the cap a new
+            connection closes the longest-idle keep-alive one (a connection
+            waiting for its next request); when none is idle it is answered
+            ``503`` with ``Retry-After`` and closed, never left waiting.
+    """
 
     daemon_threads = True
     block_on_close = False  # stop() joins the threads itself, with a deadline
     allow_reuse_address = True
     request_queue_size = 128  # socketserver's 5 resets clients that connect together
 
-    def __init__(self, address: Tuple[str, int], app: Callable, websockets: Optional[Dict[str, Any]] = None) -> None:
+    def __init__(self, address: Tuple[str, int], app: Callable, websockets: Optional[Dict[str, Any]] = None,
+                 max_connections: int = MAX_CONNECTIONS) -> None:
+        if max_connections < 1:
+            raise ValueError("max_connections must be at least 1")
         self.app = app
         #: path -> minimcp Server, served over WebSocket at that path
         self.websockets = dict(websockets or {})
+        self.max_connections = max_connections
         self.stopping = threading.Event()
         self._connections: Dict[threading.Thread, socket.socket] = {}
+        self._idle: Dict[socket.socket, None] = {}  # waiting for a request line, longest-waiting first
+        self._closed_idle: set = set()  # idle connections closed at the cap, their threads still ending
+        self._refused: set = set()  # connections past the cap, being answered 503
         self._conn_lock = threading.Lock()
         super().__init__(address, _Handler)
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        """Serve one connection on its own thread (named, and tracked for stop())."""
+        """Serve one connection on its own thread (named, and tracked for stop()), within the cap."""
         def serve() -> None:
             try:
                 self.finish_request(request, client_address)
@@ -209,10 +275,50 @@ class WSGIServer(socketserver.ThreadingMixIn, HTTPServer):
                 self.shutdown_request(request)
                 with self._conn_lock:
                     self._connections.pop(threading.current_thread(), None)
+                    self._idle.pop(request, None)
+                    self._closed_idle.discard(request)
+                    self._refused.discard(request)
 
         with self._conn_lock:
+            if len(self._connections) - len(self._closed_idle) - len(self._refused) >= self.max_connections:
+                if not self._make_room():
+                    if len(self._refused) >= MAX_REFUSING:
+                        self.shutdown_request(request)  # a flood: no thread for it, but no hang either
+                        return
+                    self._refused.add(request)
+            if request not in self._refused:
+                self._idle[request] = None  # idle until its first request line is read
             thread = start_thread(serve, "http")
             self._connections[thread] = request
+
+    def _make_room(self) -> bool:
+        """Close the longest-idle connection (its thread sees end of stream); under the lock."""
+        for victim in self._idle:
+            if victim in self._closed_idle:
+                continue
+            self._closed_idle.add(victim)
+            del self._idle[victim]
+            try:
+                victim.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            log.info("%d connections: closed an idle one", self.max_connections)
+            return True
+        log.warning("%d connections, none idle: answering 503", self.max_connections)
+        return False
+
+    def mark_idle(self, request: Any, idle: bool) -> None:
+        """Say whether a connection waits for its next request (so it may be closed at the cap)."""
+        with self._conn_lock:
+            if not idle:
+                self._idle.pop(request, None)
+            elif request not in self._idle and request not in self._closed_idle and request not in self._refused:
+                self._idle[request] = None  # at the end: the longest-idle stay first
+
+    def is_refused(self, request: Any) -> bool:
+        """True for a connection past the cap (it is answered 503)."""
+        with self._conn_lock:
+            return request in self._refused
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Log a failed connection instead of printing a traceback to stderr."""
@@ -242,14 +348,16 @@ class WSGIServer(socketserver.ThreadingMixIn, HTTPServer):
 
 
 def serve(app: Callable, host: str = "127.0.0.1", port: int = 8000,
-          ready: Optional[Callable[[WSGIServer], None]] = None, websockets: Optional[Dict[str, Any]] = None) -> None:
+          ready: Optional[Callable[[WSGIServer], None]] = None, websockets: Optional[Dict[str, Any]] = None,
+          max_connections: int = MAX_CONNECTIONS) -> None:
     """Serve ``app`` until Ctrl-C or SIGTERM, then stop gracefully.
 
     Binds ``127.0.0.1`` unless told otherwise (spec: local servers SHOULD
     bind to localhost only). ``ready(server)`` is called once it listens.
     ``websockets`` maps paths to minimcp Servers served over WebSocket there.
+    ``max_connections`` caps the connections served at once (see :class:`WSGIServer`).
     """
-    httpd = WSGIServer((host, port), app, websockets)
+    httpd = WSGIServer((host, port), app, websockets, max_connections)
     stop = threading.Event()
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set()) if in_main else None
@@ -280,8 +388,8 @@ class BackgroundServer:
     """
 
     def __init__(self, app: Callable, host: str = "127.0.0.1", port: int = 0,
-                 websockets: Optional[Dict[str, Any]] = None) -> None:
-        self.httpd = WSGIServer((host, port), app, websockets)
+                 websockets: Optional[Dict[str, Any]] = None, max_connections: int = MAX_CONNECTIONS) -> None:
+        self.httpd = WSGIServer((host, port), app, websockets, max_connections)
         self.url = f"http://{host}:{self.httpd.server_address[1]}"
         self._thread: Optional[threading.Thread] = None
 

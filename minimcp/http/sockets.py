@@ -1,0 +1,88 @@
+"""What the built-in HTTP server does at the socket level with a client it cannot trust.
+
+The framing checks and the ways of ending a connection that a WSGI app never
+sees: an invalid ``Content-Length``, a close with a request body still unread,
+a connection past the cap, a client that left in the middle of a long stream.
+No threads here, and nothing that knows MCP beyond the shape of an error body.
+"""
+
+import select
+import socket
+import time
+from typing import List, Optional
+
+from ..protocol import jsonrpc
+from ..protocol.jsonrpc import ErrorResponse
+
+#: Lingering close: how long and how much of an unread request body is read and dropped.
+LINGER_SECONDS, LINGER_BYTES = 5.0, 64 * 1024 * 1024
+#: Seconds a refused connection may take to send its request head.
+REFUSE_TIMEOUT = 5.0
+
+
+def content_length(values: List[str]) -> Optional[int]:
+    """The body length the ``Content-Length`` headers give (0 when none), or None when invalid.
+
+    Invalid: not plain digits (``int()`` would take ``-1``, ``+5`` and ``1_0``,
+    and ``-1`` would read to the end of the stream), or several values that
+    differ (RFC 9112 §6.3: a message framed two ways is a smuggling attempt).
+    """
+    lengths = {value.strip() for value in values}
+    if not lengths:
+        return 0
+    if len(lengths) != 1:
+        return None
+    text = lengths.pop()
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
+def linger(sock: socket.socket) -> None:
+    """Prepare to close with the request body unread, so the client still reads our answer.
+
+    Closing a socket with unread input resets the connection, and the client,
+    still sending, sees a broken pipe instead of the answer. So: shut our side
+    (the client reads the answer, then the end of the stream), and read and
+    drop what it still sends, up to ``LINGER_BYTES`` within ``LINGER_SECONDS``.
+    """
+    deadline, budget = time.monotonic() + LINGER_SECONDS, LINGER_BYTES
+    try:
+        sock.shutdown(socket.SHUT_WR)
+        while budget > 0:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            sock.settimeout(left)
+            data = sock.recv(min(65536, budget))
+            if not data:
+                return
+            budget -= len(data)
+    except OSError:
+        pass  # reset, or the time is up: it is closed anyway
+
+
+def client_gone(sock: socket.socket) -> bool:
+    """True once the client closed or reset the connection.
+
+    For a long response (an SSE stream) whose client sends nothing more:
+    readable then means the end of the stream, or a reset. It costs one poll.
+    """
+    try:
+        if hasattr(select, "poll"):  # select() fails on descriptors past 1023
+            poller = select.poll()
+            poller.register(sock, select.POLLIN)
+            if not poller.poll(0):
+                return False
+        elif not select.select([sock], [], [], 0)[0]:
+            return False
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):
+        return True
+
+
+def refusal(protocol_version: str) -> bytes:
+    """The whole ``503`` answer to a connection past the server's cap (then it is closed)."""
+    body = jsonrpc.encode(ErrorResponse(None, jsonrpc.HTTP_ERROR,
+                                        "Service Unavailable: too many connections; try again shortly"))
+    head = (f"{protocol_version} 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n")
+    return head.encode("latin-1") + body

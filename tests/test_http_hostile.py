@@ -1,0 +1,297 @@
+"""The HTTP server against hostile or unusual clients: real sockets on 127.0.0.1.
+
+Raw ``socket`` and ``http.client`` send what ``requests`` refuses to (a
+negative Content-Length, HTTP/1.0, a body past the cap with no reading of
+the answer until it is all sent). spec basic/transports "Security Warning"
+and "Session Management"; RFC 9112 for the HTTP framing.
+"""
+
+import json
+import socket
+import time
+from http.client import HTTPConnection
+
+import pytest
+import requests
+
+from minimcp.http.wsgiserver import BackgroundServer
+from test_http import ACCEPT, INIT, Raw, call, make_server
+
+TOKENS = {"Bearer alice-token": "alice", "Bearer bob-token": "bob"}
+
+
+def two_users(headers):
+    """An auth hook with two principals."""
+    return TOKENS.get(headers.get("authorization", ""))
+
+
+def port_of(running):
+    return int(running.url.rsplit(":", 1)[1])
+
+
+def read_response(sock, limit=1 << 20):
+    """Everything the server sends until it closes the connection (bounded by ``limit`` bytes)."""
+    data = b""
+    while len(data) < limit:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+    raise AssertionError("the server kept sending")
+
+
+@pytest.fixture
+def http():
+    server = make_server()
+    with BackgroundServer(server.wsgi_app(), websockets={"/ws": server}) as running:
+        yield running
+
+
+# -- 7: Origin: null -----------------------------------------------------------------------------
+
+
+def test_origin_null_is_refused_on_post(http):
+    """A sandboxed iframe or a file:// page sends ``Origin: null``: it may not drive the tools."""
+    refused = requests.post(http.url + "/mcp", data=json.dumps(INIT), timeout=10, headers={
+        "Accept": ACCEPT, "Content-Type": "application/json", "Origin": "null"})
+    assert refused.status_code == 403 and "null" in refused.json()["error"]["message"]
+
+
+def test_origin_null_is_refused_on_the_websocket_upgrade(http):
+    with socket.create_connection(("127.0.0.1", port_of(http)), timeout=10) as sock:
+        sock.sendall(b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                     b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                     b"Origin: null\r\n\r\n")
+        assert sock.recv(4096).startswith(b"HTTP/1.1 403")
+
+
+def test_origin_null_may_be_allowed_explicitly():
+    server = make_server()
+    with BackgroundServer(server.wsgi_app(allowed_origins=["null"])) as running:
+        answer = requests.post(running.url + "/mcp", data=json.dumps(INIT), timeout=10, headers={
+            "Accept": ACCEPT, "Content-Type": "application/json", "Origin": "null"})
+        assert answer.status_code == 200
+
+
+# -- 8: a session answers only the principal that opened it ------------------------------------
+
+
+class As(Raw):
+    """A raw session opened with a bearer token."""
+
+    def __init__(self, base, token, version="2025-11-25"):
+        self.token = token
+        super().__init__(base, version)
+
+    def post(self, body, **kwargs):
+        headers = {"Authorization": f"Bearer {self.token}", **kwargs.pop("headers", {})}
+        return super().post(body, headers=headers, **kwargs)
+
+
+def test_a_session_answers_only_the_principal_that_opened_it():
+    server = make_server()
+    with BackgroundServer(server.wsgi_app(auth=two_users)) as running:
+        alice = As(running.url, "alice-token")
+        stolen = {**alice.headers, "Authorization": "Bearer bob-token"}
+        try:
+            as_bob = requests.post(alice.url, data=json.dumps(call(1, "echo", {"text": "x"})), headers=stolen,
+                                   timeout=10)
+            assert as_bob.status_code == 403 and "session" in as_bob.json()["error"]["message"]
+            get = requests.get(alice.url, headers={**stolen, "Accept": "text/event-stream"}, timeout=10)
+            assert get.status_code == 403
+            assert requests.delete(alice.url, headers=stolen, timeout=10).status_code == 403
+            # alice's session lives on, untouched
+            assert alice.post(call(2, "echo", {"text": "mine"})).json()["result"]["content"][0]["text"] == "mine"
+        finally:
+            alice.close()
+
+
+def test_a_legacy_session_answers_only_the_principal_that_opened_it():
+    server = make_server()
+    with BackgroundServer(server.wsgi_app(auth=two_users)) as running:
+        with requests.get(running.url + "/sse", stream=True, timeout=10, headers={
+                "Accept": "text/event-stream", "Authorization": "Bearer alice-token"}) as sse:
+            lines = sse.iter_lines()
+            endpoint = next(line for line in lines if line.startswith(b"data: "))[6:].decode()
+            as_bob = requests.post(running.url + endpoint, data=json.dumps(INIT), timeout=10, headers={
+                "Content-Type": "application/json", "Authorization": "Bearer bob-token"})
+            assert as_bob.status_code == 403
+            as_alice = requests.post(running.url + endpoint, data=json.dumps(INIT), timeout=10, headers={
+                "Content-Type": "application/json", "Authorization": "Bearer alice-token"})
+            assert as_alice.status_code == 202
+            data = next(line for line in lines if line.startswith(b"data: "))
+            assert json.loads(data[6:])["id"] == 0  # alice's answer, on alice's stream
+
+
+# -- 9: Content-Length ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("length", ["-1", "abc", "1_0", "+5", "5, 6"])
+def test_an_invalid_content_length_is_400_and_closes(http, length):
+    with socket.create_connection(("127.0.0.1", port_of(http)), timeout=10) as sock:
+        sock.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                     f"Accept: {ACCEPT}\r\nContent-Length: {length}\r\n\r\n{{}}".encode())
+        answer = read_response(sock)  # ends: the server closes, it does not wait for more
+    assert answer.startswith(b"HTTP/1.1 400") and b"Connection: close" in answer
+
+
+def test_two_content_lengths_are_400(http):
+    with socket.create_connection(("127.0.0.1", port_of(http)), timeout=10) as sock:
+        sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nContent-Length: 5\r\n\r\n{}")
+        assert read_response(sock).startswith(b"HTTP/1.1 400")
+
+
+def test_a_body_past_the_cap_gets_a_413_the_client_can_read(http):
+    """``http.client`` sends the whole body before it reads: the 413 must still reach it."""
+    body = b"[" + b"1," * (2 * 1024 * 1024 + 10) + b"1]"  # just over 4 MiB
+    conn = HTTPConnection("127.0.0.1", port_of(http), timeout=10)
+    try:
+        conn.request("POST", "/mcp", body=body, headers={"Content-Type": "application/json", "Accept": ACCEPT})
+        answer = conn.getresponse()
+        assert answer.status == 413 and json.loads(answer.read())["error"]["message"].startswith("Payload Too Large")
+    finally:
+        conn.close()
+
+
+# -- 10: HTTP/1.0 --------------------------------------------------------------------------------
+
+
+def test_an_http_10_client_gets_an_unchunked_sse_answer(http):
+    """HTTP/1.0 has no chunked encoding: the stream is close-delimited instead."""
+    raw = Raw(http.url)
+    try:
+        raw.post({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "info"}})
+        body = json.dumps(call(2, "steps", {"n": 2})).encode()
+        with socket.create_connection(("127.0.0.1", port_of(http)), timeout=10) as sock:
+            sock.sendall(f"POST /mcp HTTP/1.0\r\nHost: 127.0.0.1\r\nAccept: {ACCEPT}\r\n"
+                         f"Content-Type: application/json\r\nMcp-Session-Id: {raw.session_id}\r\n"
+                         f"MCP-Protocol-Version: 2025-11-25\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+            answer = read_response(sock)
+    finally:
+        raw.close()
+    head, _, stream = answer.partition(b"\r\n\r\n")
+    assert b"text/event-stream" in head and b"Connection: close" in head
+    assert b"Transfer-Encoding" not in head
+    datas = [line[6:] for line in stream.split(b"\n") if line.startswith(b"data: ") and len(line) > 6]
+    assert json.loads(datas[-1])["result"]["content"][0]["text"] == "2 steps"
+
+
+# -- 11: the standalone GET stream -----------------------------------------------------------------
+
+
+def get_stream(raw, **headers):
+    """Open the GET stream of a raw session; its headers must come within 3 s."""
+    return raw.http.get(raw.url, headers={**raw.headers, "Accept": "text/event-stream", **headers},
+                        stream=True, timeout=(3, 3))
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+def test_the_get_stream_answers_at_once(http, version):
+    """The status line and headers go out before the first event (which may be 15 s away)."""
+    raw = Raw(http.url, version=version)
+    try:
+        started = time.monotonic()
+        with get_stream(raw) as stream:
+            assert stream.status_code == 200 and stream.headers["Content-Type"] == "text/event-stream"
+        assert time.monotonic() - started < 3
+    finally:
+        raw.close()
+
+
+def test_a_resuming_get_answers_at_once(http):
+    raw = Raw(http.url)
+    try:
+        with get_stream(raw) as stream:
+            priming = next(line for line in stream.iter_lines() if line.startswith(b"id: "))[4:].decode()
+        with get_stream(raw, **{"Last-Event-ID": priming}) as resumed:
+            assert resumed.status_code == 200
+    finally:
+        raw.close()
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
+def test_a_new_get_after_a_dropped_one_is_served(http, version):
+    """A client whose GET stream dropped opens another: it gets the stream, not 409 for 15-30 s."""
+    raw = Raw(http.url, version=version)
+    try:
+        for _ in range(3):
+            with get_stream(raw) as stream:
+                assert stream.status_code == 200
+                stream.raw.read(1)  # headers and a first byte: the server is writing to this one
+    finally:
+        raw.close()
+
+
+def test_two_live_get_streams_still_conflict(http):
+    raw = Raw(http.url)
+    try:
+        with get_stream(raw) as first:
+            assert first.status_code == 200
+            first.raw.read(1)
+            second = requests.get(raw.url, headers={**raw.headers, "Accept": "text/event-stream"}, timeout=10)
+            assert second.status_code == 409
+    finally:
+        raw.close()
+
+
+# -- 12: caps on connections and sessions ----------------------------------------------------------
+
+
+def test_at_the_connection_cap_idle_connections_go_first():
+    """8 idle sockets fill the cap: a real request still gets in, closing the longest-idle one."""
+    server = make_server()
+    with BackgroundServer(server.wsgi_app(), max_connections=8) as running:
+        idle = [socket.create_connection(("127.0.0.1", port_of(running)), timeout=10) for _ in range(8)]
+        try:
+            raw = Raw(running.url)  # would wait on a 9th thread forever-ish (or there would be 9)
+            assert raw.post(call(1, "echo", {"text": "in"})).json()["result"]["content"][0]["text"] == "in"
+            raw.close()
+            assert idle[0].recv(1) == b""  # the first idle one was closed for it
+        finally:
+            for sock in idle:
+                sock.close()
+
+
+def test_past_the_connection_cap_with_none_idle_a_readable_503():
+    server = make_server()
+    with BackgroundServer(server.wsgi_app(), max_connections=2) as running:
+        busy = []
+        try:
+            for _ in range(2):  # two 2024-11-05 streams, open: neither connection is idle
+                busy.append(requests.get(running.url + "/sse", headers={"Accept": "text/event-stream"},
+                                         stream=True, timeout=10))
+                assert busy[-1].raw.read(1)
+            started = time.monotonic()
+            conn = HTTPConnection("127.0.0.1", port_of(running), timeout=10)
+            conn.request("POST", "/mcp", body=json.dumps(INIT), headers={"Content-Type": "application/json",
+                                                                        "Accept": ACCEPT})
+            refused = conn.getresponse()
+            assert refused.status == 503 and refused.getheader("Retry-After") == "1"
+            assert "too many connections" in json.loads(refused.read())["error"]["message"]
+            assert time.monotonic() - started < 5
+            conn.close()
+        finally:
+            for stream in busy:
+                stream.close()
+
+
+def test_at_the_session_cap_idle_sessions_go_first_then_503():
+    server = make_server()
+    with BackgroundServer(server.wsgi_app(max_sessions=2)) as running:
+        first, second = Raw(running.url), Raw(running.url)
+        third = Raw(running.url)  # at the cap: the least recently used idle session ends for it
+        try:
+            assert first.post(call(1, "echo", {"text": "x"})).status_code == 404
+            assert second.post(call(2, "echo", {"text": "x"})).status_code == 200
+            with get_stream(second) as s2, get_stream(third) as s3:  # both busy: a GET stream each
+                assert s2.status_code == s3.status_code == 200
+                refused = requests.post(running.url + "/mcp", data=json.dumps(INIT), timeout=10,
+                                        headers={"Accept": ACCEPT, "Content-Type": "application/json"})
+                assert refused.status_code == 503 and refused.headers["Retry-After"] == "1"
+                assert "sessions" in refused.json()["error"]["message"]
+                legacy = requests.get(running.url + "/sse", headers={"Accept": "text/event-stream"}, timeout=10)
+                assert legacy.status_code == 503
+            assert third.post(call(3, "echo", {"text": "x"})).status_code == 200
+        finally:
+            for raw in (first, second, third):
+                raw.close()
