@@ -154,3 +154,15 @@ def test_initialize_in_a_batch_is_refused():
     finally:
         client_end.close()
         served.session.close()
+
+
+def test_a_batched_initialize_over_http_is_refused_and_opens_no_session():
+    """spec 2025-03-26 basic/lifecycle: initialize MUST NOT be part of a batch; a session opened
+    for one would be left behind, unusable, until it expired."""
+    app = make_server().wsgi_app()
+    with BackgroundServer(app) as running:
+        url = running.url + "/mcp"
+        for _ in range(3):
+            refused = _post(url, [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT}])
+            assert refused.status_code == 400 and "initialize" in refused.json()["error"]["message"]
+        assert "sessions=0" in repr(app) and not app.server.connections()

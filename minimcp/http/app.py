@@ -168,8 +168,13 @@ class MCPApp:
                                          or headers.get("mcp-protocol-version") == MODERN_VERSION):
             return self._post_modern(parsed, headers, principal, start_response)
         messages = parsed if type(parsed) is list else [parsed]
+        if type(parsed) is list and any(type(m) is Request and m.method == "initialize" for m in parsed):
+            # spec 2025-03-26 basic/lifecycle: initialize MUST NOT be part of a batch (refused before
+            # a session is opened for it, which nobody could then use)
+            raise HTTPError(400, "Invalid Request: initialize cannot be part of a JSON-RPC batch")
         connection, new_session = self._connection_for(messages, headers, principal)
         if type(parsed) is list and not connection.allows_batches():
+            self._end_if_stateless(connection)
             raise HTTPError(400, "Invalid Request: JSON-RPC batches are allowed only in protocol version 2025-03-26")
         requests = {m.id for m in messages if type(m) is Request}
         if not requests:
