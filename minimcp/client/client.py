@@ -12,20 +12,18 @@ each run on a worker thread, never on the reader.
 """
 
 import os
+import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 from .. import __version__
 from ..errors import CapabilityError, ProtocolError
-from ..logs import get_logger
-from ..protocol.levels import LOG_LEVELS, PYTHON_LEVELS
+from ..protocol.levels import LOG_LEVELS
 from ..protocol.stateless import SERVER_INFO_KEY
 from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSION, PROTOCOL_VERSION, knows
 from ..session import Handler, ProgressCallback, Session
-from . import answers
+from . import answers, wire
 from .results import Completion, Prompt, PromptResult, Resource, ResourceResult, ResourceTemplate, Tool, ToolResult
 from .stateless import Listener, StatelessSide
-
-server_log = get_logger("minimcp.server_log")
 
 #: How many pages a list call follows before deciding the server loops.
 MAX_PAGES = 10_000
@@ -167,16 +165,25 @@ class Client:
         :data:`~minimcp.protocol.versions.PROTOCOL_VERSION` and accepts any version
         in :data:`~minimcp.protocol.versions.LEGACY_VERSIONS` that the server picks.
 
+        ``timeout`` (default: the client's) bounds the whole of it: with
+        ``protocol="auto"`` the probe may take half, so a server that ignores
+        it still has the rest for ``initialize``.
+
         Raises:
             ProtocolError: the server chose a version minimcp does not speak, or
                 does not speak the one ``protocol=`` asked for.
+            Timeout: no answer within ``timeout``.
         """
         if self.session._reader is None:
             self.session.start()
+        deadline = time.monotonic() + (timeout or self.session.timeout)
         if self.protocol in ("auto", MODERN_VERSION):
-            discovered = self.stateless.discover(timeout, required=self.protocol == MODERN_VERSION)
+            required = self.protocol == MODERN_VERSION
+            probe = deadline - time.monotonic()
+            discovered = self.stateless.discover(probe if required else probe / 2, required=required)
             if discovered is not None:
-                self._introduced(MODERN_VERSION, (discovered.get("_meta") or {}).get(SERVER_INFO_KEY), discovered)
+                meta = wire.field(discovered, "_meta", dict, "the server's answer to server/discover", {})
+                self._introduced(MODERN_VERSION, meta.get(SERVER_INFO_KEY), discovered)
                 self.session.transport.negotiated(MODERN_VERSION)
                 self._relisten()  # list-change callbacks need a listen request in this era
                 return discovered
@@ -184,8 +191,9 @@ class Client:
             "protocolVersion": self.protocol if self.protocol in LEGACY_VERSIONS else PROTOCOL_VERSION,
             "capabilities": self.capabilities(),
             "clientInfo": self.client_info,
-        }, timeout=timeout, cancellable=False)  # spec basic/utilities/cancellation: never cancel initialize
-        version = result.get("protocolVersion")
+        }, timeout=max(deadline - time.monotonic(), 0.01), cancellable=False)  # never cancelled (spec
+        # basic/utilities/cancellation); what the probe left of the deadline
+        version = wire.field(wire.result("initialize", result), "protocolVersion", str, "initialize")
         if version not in LEGACY_VERSIONS:
             raise ProtocolError(f"the server chose protocol version {version!r}; minimcp speaks "
                                 f"{', '.join(LEGACY_VERSIONS)}")
@@ -196,9 +204,11 @@ class Client:
 
     def _introduced(self, version: str, server_info: Optional[dict], result: dict) -> None:
         """Keep what ``initialize`` or ``server/discover`` said about the server."""
-        self.protocol_version, self.server_info = version, server_info or {}
-        self.server_capabilities = result.get("capabilities") or {}
-        self.instructions = result.get("instructions")
+        what = f"the server's answer to {'server/discover' if version == MODERN_VERSION else 'initialize'}"
+        self.server_info = wire.obj(server_info, f"{what}: serverInfo") if server_info is not None else {}
+        self.server_capabilities = wire.field(result, "capabilities", dict, what, {})
+        self.instructions = wire.field(result, "instructions", str, what)
+        self.protocol_version = version
 
     def _call(self, method: str, params: Optional[dict] = None, *, timeout: Optional[float] = None,
               on_progress: Optional[ProgressCallback] = None, max_timeout: Optional[float] = None) -> Any:
@@ -239,9 +249,10 @@ class Client:
     def _paginate(self, method: str, key: str, timeout: Optional[float], cursor: Optional[str]) -> Iterator[dict]:
         seen = set()
         for _ in range(MAX_PAGES):
-            result = self._call(method, {"cursor": cursor} if cursor is not None else None, timeout=timeout)
-            yield from result.get(key) or []
-            cursor = result.get("nextCursor")
+            result = wire.result(method, self._call(method, {"cursor": cursor} if cursor is not None else None,
+                                                    timeout=timeout))
+            yield from wire.objects(result, key, f"the server's answer to {method}")
+            cursor = wire.field(result, "nextCursor", str, f"the server's answer to {method}")
             if cursor is None:
                 return
             if cursor in seen:
@@ -295,8 +306,8 @@ class Client:
         """
         self._require("tools")
         params: Dict[str, Any] = {"name": name, "arguments": arguments if arguments is not None else {}}
-        result = self._call("tools/call", params, timeout=timeout, on_progress=on_progress,
-                                      max_timeout=max_timeout)
+        result = self._call("tools/call", params, timeout=timeout, on_progress=wire.checked_progress(on_progress),
+                            max_timeout=max_timeout)
         return ToolResult(result)
 
     def iter_resources(self, *, cursor: Optional[str] = None, timeout: Optional[float] = None) -> Iterator[Resource]:
@@ -419,28 +430,7 @@ class Client:
 
     def _notified(self, method: str, params: dict) -> None:
         """Route one notification from the server (on the dispatcher thread, in order)."""
-        if not self.stateless.notified(method, params):
-            return  # from a listen request we closed
-        if method == "notifications/message":
-            if self.on_log is not None:
-                self.on_log(params)
-            else:
-                server_log.log(PYTHON_LEVELS.get(params.get("level"), 20), "%s: %s",
-                               params.get("logger") or self.server_info.get("name", "server"), params.get("data"))
-        elif method == "notifications/progress" and self.on_progress is not None:
-            self.on_progress(params)
-        elif method == "notifications/resources/updated" and self.on_resource_updated is not None:
-            self.on_resource_updated(params.get("uri"))
-        elif method == "notifications/tools/list_changed":
-            self._tools = None  # fetched again when next asked for
-            if self.on_tools_changed is not None:
-                self.on_tools_changed()
-        elif method == "notifications/resources/list_changed" and self.on_resources_changed is not None:
-            self.on_resources_changed()
-        elif method == "notifications/prompts/list_changed" and self.on_prompts_changed is not None:
-            self.on_prompts_changed()
-        if self.on_notification is not None:
-            self.on_notification(method, params)
+        wire.route(self, method, params)
 
     # -- 2026-07-28 subscriptions ----------------------------------------------------------
 

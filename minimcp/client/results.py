@@ -1,10 +1,15 @@
 """The small result objects the client hands back.
 
 Results keep the dict the server sent in ``.raw``, so nothing is lost:
-unknown fields, ``_meta``, fields from a newer protocol version.
+unknown fields, ``_meta``, fields from a newer protocol version. Each checks
+the fields it reads as it is made: one of the wrong type raises
+:class:`~minimcp.ProtocolError` naming it.
 """
 
 from typing import Any, List, Optional
+
+from ..errors import ProtocolError
+from .wire import field, obj, objects
 
 
 class Tool:
@@ -22,13 +27,14 @@ class Tool:
     __slots__ = ("name", "title", "description", "input_schema", "output_schema", "annotations", "raw")
 
     def __init__(self, raw: dict) -> None:
-        self.raw = raw
-        self.name: str = raw.get("name", "")
-        self.title: Optional[str] = raw.get("title")
-        self.description: Optional[str] = raw.get("description")
-        self.input_schema: dict = raw.get("inputSchema") or {"type": "object"}
-        self.output_schema: Optional[dict] = raw.get("outputSchema")
-        self.annotations: dict = raw.get("annotations") or {}
+        what = "a tool in tools/list"
+        self.raw = obj(raw, what)
+        self.name: str = field(raw, "name", str, what, "")
+        self.title: Optional[str] = field(raw, "title", str, what)
+        self.description: Optional[str] = field(raw, "description", str, what)
+        self.input_schema: dict = field(raw, "inputSchema", dict, what) or {"type": "object"}
+        self.output_schema: Optional[dict] = field(raw, "outputSchema", dict, what)
+        self.annotations: dict = field(raw, "annotations", dict, what, {})
 
     def __repr__(self) -> str:
         return f"Tool(name={self.name!r}, description={self.description!r})"
@@ -49,10 +55,14 @@ class ToolResult:
     __slots__ = ("content", "structured", "is_error", "raw")
 
     def __init__(self, raw: dict) -> None:
-        self.raw = raw
-        self.content: List[dict] = raw.get("content") or []
+        what = "the server's answer to tools/call"
+        self.raw = obj(raw, what)
+        self.content: List[dict] = objects(raw, "content", what)
+        for block in self.content:
+            if block.get("type") == "text":
+                field(block, "text", str, f"{what}: a text block")
         self.structured: Any = raw.get("structuredContent")
-        self.is_error: bool = bool(raw.get("isError", False))
+        self.is_error: bool = field(raw, "isError", bool, what, False)
 
     @property
     def text(self) -> str:
@@ -84,13 +94,14 @@ class Resource(_Raw):
     _shown = ("uri", "name")
 
     def __init__(self, raw: dict) -> None:
-        self.raw = raw
-        self.uri: str = raw.get("uri", "")
-        self.name: str = raw.get("name", "")
-        self.title: Optional[str] = raw.get("title")
-        self.description: Optional[str] = raw.get("description")
-        self.mime_type: Optional[str] = raw.get("mimeType")
-        self.size: Optional[int] = raw.get("size")
+        what = "a resource in resources/list"
+        self.raw = obj(raw, what)
+        self.uri: str = field(raw, "uri", str, what, "")
+        self.name: str = field(raw, "name", str, what, "")
+        self.title: Optional[str] = field(raw, "title", str, what)
+        self.description: Optional[str] = field(raw, "description", str, what)
+        self.mime_type: Optional[str] = field(raw, "mimeType", str, what)
+        self.size: Optional[int] = field(raw, "size", int, what)
 
 
 class ResourceTemplate(_Raw):
@@ -100,12 +111,13 @@ class ResourceTemplate(_Raw):
     _shown = ("uri_template", "name")
 
     def __init__(self, raw: dict) -> None:
-        self.raw = raw
-        self.uri_template: str = raw.get("uriTemplate", "")
-        self.name: str = raw.get("name", "")
-        self.title: Optional[str] = raw.get("title")
-        self.description: Optional[str] = raw.get("description")
-        self.mime_type: Optional[str] = raw.get("mimeType")
+        what = "a template in resources/templates/list"
+        self.raw = obj(raw, what)
+        self.uri_template: str = field(raw, "uriTemplate", str, what, "")
+        self.name: str = field(raw, "name", str, what, "")
+        self.title: Optional[str] = field(raw, "title", str, what)
+        self.description: Optional[str] = field(raw, "description", str, what)
+        self.mime_type: Optional[str] = field(raw, "mimeType", str, what)
 
 
 class ResourceResult(_Raw):
@@ -121,20 +133,33 @@ class ResourceResult(_Raw):
     _shown = ("contents",)
 
     def __init__(self, raw: dict) -> None:
-        self.raw = raw
-        self.contents: List[dict] = raw.get("contents") or []
+        what = "the server's answer to resources/read"
+        self.raw = obj(raw, what)
+        self.contents: List[dict] = objects(raw, "contents", what)
+        for entry in self.contents:
+            field(entry, "text", str, f"{what}: an entry")
+            field(entry, "blob", str, f"{what}: an entry")
 
     @property
     def text(self) -> str:
         """The text entries, joined by newlines."""
-        return "\n".join(c["text"] for c in self.contents if "text" in c)
+        return "\n".join(c["text"] for c in self.contents if isinstance(c.get("text"), str))
 
     @property
     def blob(self) -> Optional[bytes]:
-        """The first binary entry, decoded from base64, or ``None``."""
-        import base64
+        """The first binary entry, decoded from base64, or ``None``.
 
-        return next((base64.b64decode(c["blob"]) for c in self.contents if "blob" in c), None)
+        Raises:
+            ProtocolError: the server's ``blob`` is not base64.
+        """
+        import base64
+        import binascii
+
+        data = next((c["blob"] for c in self.contents if isinstance(c.get("blob"), str)), None)
+        try:
+            return None if data is None else base64.b64decode(data, validate=True)
+        except binascii.Error as exc:
+            raise ProtocolError(f"the server's answer to resources/read: a blob is not base64 ({exc})") from None
 
 
 class Prompt(_Raw):
@@ -144,11 +169,12 @@ class Prompt(_Raw):
     _shown = ("name", "description")
 
     def __init__(self, raw: dict) -> None:
-        self.raw = raw
-        self.name: str = raw.get("name", "")
-        self.title: Optional[str] = raw.get("title")
-        self.description: Optional[str] = raw.get("description")
-        self.arguments: List[dict] = raw.get("arguments") or []
+        what = "a prompt in prompts/list"
+        self.raw = obj(raw, what)
+        self.name: str = field(raw, "name", str, what, "")
+        self.title: Optional[str] = field(raw, "title", str, what)
+        self.description: Optional[str] = field(raw, "description", str, what)
+        self.arguments: List[dict] = objects(raw, "arguments", what)
 
 
 class PromptResult(_Raw):
@@ -158,9 +184,10 @@ class PromptResult(_Raw):
     _shown = ("description", "messages")
 
     def __init__(self, raw: dict) -> None:
-        self.raw = raw
-        self.description: Optional[str] = raw.get("description")
-        self.messages: List[dict] = raw.get("messages") or []
+        what = "the server's answer to prompts/get"
+        self.raw = obj(raw, what)
+        self.description: Optional[str] = field(raw, "description", str, what)
+        self.messages: List[dict] = objects(raw, "messages", what)
 
 
 class Completion(_Raw):
@@ -170,8 +197,11 @@ class Completion(_Raw):
     _shown = ("values", "has_more")
 
     def __init__(self, raw: dict) -> None:
-        self.raw = raw
-        completion = raw.get("completion") or {}
-        self.values: List[str] = completion.get("values") or []
-        self.total: Optional[int] = completion.get("total")
-        self.has_more: bool = bool(completion.get("hasMore", False))
+        what = "the server's answer to completion/complete"
+        self.raw = obj(raw, what)
+        completion = field(raw, "completion", dict, what, {})
+        self.values: List[str] = field(completion, "values", list, f"{what}: completion", [])
+        if not all(isinstance(value, str) for value in self.values):
+            raise ProtocolError(f"{what}: completion.values must be strings, not {self.values!r:.120}")
+        self.total: Optional[int] = field(completion, "total", int, f"{what}: completion")
+        self.has_more: bool = field(completion, "hasMore", bool, f"{what}: completion", False)

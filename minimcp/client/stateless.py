@@ -24,6 +24,7 @@ from ..protocol.stateless import (CACHEABLE, CAPABILITIES_KEY, CLIENT_INFO_KEY, 
 from ..protocol.versions import MODERN_VERSION
 from ..session import ProgressCallback, Session
 from ..threads import join, start_thread
+from . import wire
 from .results import Tool
 
 log = get_logger(__name__)
@@ -164,7 +165,8 @@ class StatelessSide:
                 self.refresh_tools(timeout=timeout)
                 result = self.session.request(method, params, timeout=timeout, on_progress=on_progress,
                                               max_timeout=max_timeout)
-            kind = result.get("resultType", "complete")  # missing means complete (older servers)
+            what = f"the server's answer to {method}"
+            kind = wire.field(wire.result(method, result), "resultType", str, what, "complete")  # missing: complete
             if kind == "complete":
                 ttl = result.get("ttlMs")
                 if method in CACHEABLE and "inputResponses" not in params and isinstance(ttl, int) and ttl > 0:
@@ -173,10 +175,12 @@ class StatelessSide:
             if kind != "input_required":
                 raise ProtocolError(f"the server answered {method} with an unknown resultType {kind!r}")
             # spec 2026-07-28 basic/patterns/mrtr: answer each, retry with a new id and the state
-            params = dict(params, inputResponses={key: self._answer(request) for key, request in
-                                                  (result.get("inputRequests") or {}).items()})
+            requests = wire.field(result, "inputRequests", dict, what, {})
+            params = dict(params, inputResponses={
+                key: self._answer(wire.obj(request, f"{what}: inputRequests[{key!r}]"))
+                for key, request in requests.items()})
             params.pop("requestState", None)
-            if "requestState" in result:
+            if wire.field(result, "requestState", str, what) is not None:
                 params["requestState"] = result["requestState"]
         raise ProtocolError(f"{method}: the server still wanted input after {MAX_INPUT_ROUNDS} rounds")
 
@@ -199,7 +203,7 @@ class StatelessSide:
 
     def _answer(self, request: dict) -> dict:
         """Answer one of an ``input_required`` result's requests with the client's own answers."""
-        method, params = request.get("method"), request.get("params") or {}
+        method, params = request.get("method"), wire.field(request, "params", dict, "an input request", {})
         answer = self.answers.get(method)
         if answer is None:
             raise ProtocolError(f"the server asked for input of an unknown kind: {method!r}")

@@ -18,7 +18,7 @@ after the server's ``retry`` delay, DELETE on close, and a fresh
 import queue
 import socket
 import threading
-from typing import Any, Callable, Dict, Optional, Set
+from typing import Any, Callable, Dict, Iterator, Optional, Set
 
 import requests
 import sseclient
@@ -335,7 +335,7 @@ class StreamableHTTPTransport(Transport):
                  retry_ms: int) -> tuple:
         """Queue every message of one SSE response; return the last event id and retry delay seen."""
         try:
-            for event in sseclient.SSEClient(response.iter_content(chunk_size=None)).events():
+            for event in sseclient.SSEClient(arriving(response)).events():
                 if event.id:
                     last_id = event.id
                 if event.retry and str(event.retry).isdigit():
@@ -388,6 +388,31 @@ class StreamableHTTPTransport(Transport):
             last_id, retry_ms = self._consume(response, set(), last_id, retry_ms)
             if self._stop.wait(retry_ms / 1000):
                 return
+
+
+def arriving(response: "requests.Response") -> Iterator[bytes]:
+    """The body of a streaming response, in pieces as they arrive.
+
+    ``iter_content(chunk_size=None)`` yields a chunked body chunk by chunk, but
+    reads any other body (one that ends when the server closes the connection,
+    legal in HTTP/1.1) to its very end before yielding anything, so a request
+    sent mid-stream would wait for the stream to end. ``read1()`` returns
+    whatever has arrived.
+    """
+    raw = response.raw
+    if getattr(raw, "chunked", False) or not hasattr(raw, "read1"):  # (urllib3 < 2 has no read1)
+        yield from response.iter_content(chunk_size=None)
+        return
+    from urllib3.exceptions import HTTPError
+
+    while True:  # until the body ends, fails, or close() aborts it: a stream has no length to bound it
+        try:
+            data = raw.read1(65536)
+        except HTTPError as exc:  # urllib3's own errors (a connection reset mid-body, ...)
+            raise requests.exceptions.ChunkedEncodingError(exc) from exc
+        if not data:
+            return
+        yield data
 
 
 def _no_read_timeout(response: "requests.Response") -> None:

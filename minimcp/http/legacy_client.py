@@ -21,7 +21,7 @@ from ..errors import ConnectionClosed
 from ..protocol.jsonrpc import Request
 from ..threads import join, start_thread
 from ..transports import Transport
-from .client import abort, http_error
+from .client import abort, arriving, http_error
 
 log = get_logger(__name__)
 
@@ -69,7 +69,7 @@ class SSETransport(Transport):
 
     def _read_events(self) -> None:
         try:
-            for event in sseclient.SSEClient(self._stream.iter_content(chunk_size=None)).events():
+            for event in sseclient.SSEClient(arriving(self._stream)).events():
                 if event.event == "endpoint":
                     endpoint = urljoin(self.url, event.data.strip())
                     if urlsplit(endpoint)[:2] != urlsplit(self.url)[:2]:

@@ -13,7 +13,7 @@ is :mod:`minimcp.server.stateless`, the client side :mod:`minimcp.client.statele
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Any, Dict, Optional
 
 from ..errors import RPCError
 from .jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION
@@ -55,13 +55,35 @@ class RequestMeta:
         capabilities = meta.get(CAPABILITIES_KEY)
         if type(capabilities) is not dict:
             raise RPCError(INVALID_PARAMS, f"Invalid params: _meta[{CAPABILITIES_KEY!r}] (an object) is required")
-        self.capabilities: dict = capabilities
+        self.capabilities: dict = checked_capabilities(capabilities, f"_meta[{CAPABILITIES_KEY!r}]")
         info = meta.get(CLIENT_INFO_KEY)
         self.client_info: dict = info if type(info) is dict else {}  # optional: never trusted anyway
-        self.log_level: Optional[str] = meta.get(LOG_LEVEL_KEY)
+        level = meta.get(LOG_LEVEL_KEY)
+        if level is not None and not isinstance(level, str):
+            raise RPCError(INVALID_PARAMS, f"Invalid params: _meta[{LOG_LEVEL_KEY!r}] must be a string, not {level!r}")
+        self.log_level: Optional[str] = level
 
     def __repr__(self) -> str:
         return f"RequestMeta(version={self.version!r}, capabilities={self.capabilities!r})"
+
+
+#: The client capabilities a server reads into (spec schema ClientCapabilities): each is an object.
+CLIENT_CAPABILITIES = ("roots", "sampling", "elicitation", "experimental", "tasks")
+
+
+def checked_capabilities(capabilities: Any, where: str) -> dict:
+    """``capabilities`` if it is the object the spec says (each capability we read an object too).
+
+    Raises:
+        RPCError: -32602 naming the field that is not an object.
+    """
+    if type(capabilities) is not dict:
+        raise RPCError(INVALID_PARAMS, f"Invalid params: {where} must be an object, not {capabilities!r}")
+    for name in CLIENT_CAPABILITIES:
+        value = capabilities.get(name)
+        if value is not None and type(value) is not dict:
+            raise RPCError(INVALID_PARAMS, f"Invalid params: {where}.{name} must be an object, not {value!r}")
+    return capabilities
 
 
 def missing_capability(capability: str) -> RPCError:

@@ -15,6 +15,7 @@ from ..errors import RPCError
 from ..logs import get_logger
 from ..protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, RESOURCE_NOT_FOUND
 from ..protocol.levels import LOG_LEVELS, RANK
+from ..protocol.stateless import checked_capabilities
 from ..protocol.versions import LEGACY_VERSIONS, PROTOCOL_VERSION, knows
 from ..session import Session
 from .context import Context
@@ -23,6 +24,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from .server import Server
 
 log = get_logger(__name__)
+
+#: The deepest a tool's arguments may nest (objects and arrays): deeper ones would overflow the
+#: stack in the code that checks, converts or echoes them, so they are refused up front.
+MAX_DEPTH = 100
 
 
 class ServerConnection:
@@ -78,8 +83,11 @@ class ServerConnection:
             raise RPCError(INVALID_REQUEST, "Invalid Request: already initialized")
         # Agree to the client's version if we speak it; else offer our newest.
         version = requested if requested in LEGACY_VERSIONS else PROTOCOL_VERSION
-        self.client_capabilities = params.get("capabilities") or {}
-        self.client_info = params.get("clientInfo") or {}
+        capabilities, info = params.get("capabilities"), params.get("clientInfo")
+        capabilities = {} if capabilities is None else checked_capabilities(capabilities, "capabilities")
+        if info is not None and type(info) is not dict:
+            raise RPCError(INVALID_PARAMS, f'Invalid params: "clientInfo" must be an object, not {info!r}')
+        self.client_capabilities, self.client_info = capabilities, info or {}
         self.protocol_version = version
         return self.server.initialize_result(version)
 
@@ -104,9 +112,11 @@ class ServerConnection:
     def list_items(self, registry: str, key: str, params: dict, ctx: Context) -> dict:
         """Answer a list method: one page of ``server.<registry>()`` as ``key``."""
         version = ctx.protocol_version or PROTOCOL_VERSION
+        cursor = params.get("cursor")
+        if cursor is not None and not isinstance(cursor, str):
+            raise RPCError(INVALID_PARAMS, f'Invalid params: "cursor" must be a string, not {cursor!r}')
         items = getattr(self.server, registry)()
-        page, next_cursor = paginate([item.definition_for(version) for item in items],
-                                     params.get("cursor"), self.server.page_size)
+        page, next_cursor = paginate([item.definition_for(version) for item in items], cursor, self.server.page_size)
         result: Dict[str, Any] = {key: page}
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
@@ -127,6 +137,9 @@ class ServerConnection:
             arguments = {}
         elif type(arguments) is not dict:
             raise RPCError(INVALID_PARAMS, 'tools/call "arguments" must be an object')
+        elif too_deep(arguments, MAX_DEPTH):
+            raise RPCError(INVALID_PARAMS, f'Invalid params: tools/call "arguments" are nested deeper than '
+                                           f'{MAX_DEPTH} levels')
         with self.server.log_bridge.handling(ctx):
             return tool.call(arguments, ctx, ctx.protocol_version or PROTOCOL_VERSION)
 
@@ -174,9 +187,11 @@ class ServerConnection:
         prompt = self.server.get_prompt(name) if isinstance(name, str) else None
         if prompt is None:
             raise RPCError(INVALID_PARAMS, f"Unknown prompt: {name!r}")
-        arguments = params.get("arguments") or {}
+        arguments = params.get("arguments")
+        arguments = {} if arguments is None else arguments
         if type(arguments) is not dict:
             raise RPCError(INVALID_PARAMS, 'prompts/get "arguments" must be an object')
+        _strings(arguments, "prompts/get", "arguments")  # spec: {[key: string]: string}
         with self.server.log_bridge.handling(ctx):
             return prompt.get(arguments, ctx, ctx.protocol_version or PROTOCOL_VERSION)
 
@@ -186,13 +201,22 @@ class ServerConnection:
         argument = params.get("argument")
         if type(ref) is not dict or type(argument) is not dict or not isinstance(argument.get("name"), str):
             raise RPCError(INVALID_PARAMS, 'completion/complete needs "ref" and "argument": {"name", "value"}')
-        context = (params.get("context") or {}).get("arguments") or {}
+        named = "uri" if ref.get("type") == "ref/resource" else "name"
+        _strings({key: ref.get(key) for key in ("type", named)}, "completion/complete", "ref")
+        value = argument.get("value", "")
+        _strings({"value": value}, "completion/complete", "argument")
+        context = params.get("context")
+        context = {} if context is None else context
+        if type(context) is not dict or type(context.get("arguments", {})) is not dict:
+            raise RPCError(INVALID_PARAMS, 'Invalid params: completion/complete "context" must be '
+                                           '{"arguments": {name: value}}')
+        context = _strings(context.get("arguments", {}), "completion/complete", "context.arguments")
         completer = self.server.find_completer(ref, argument["name"])
         if completer is None:
             values: Any = []
         else:
             with self.server.log_bridge.handling(ctx):
-                values = completer(str(argument.get("value", "")), context)
+                values = completer(value, context)
         if type(values) is dict:
             return {"completion": values}
         values = [str(v) for v in values]
@@ -245,6 +269,28 @@ class ServerConnection:
 
     def __repr__(self) -> str:
         return f"<ServerConnection {self.client_info.get('name')!r} version={self.protocol_version}>"
+
+
+def too_deep(value: Any, limit: int) -> bool:
+    """Is ``value`` (JSON) nested deeper than ``limit`` arrays and objects? Walked without recursion,
+    so the answer itself cannot overflow the stack."""
+    stack = [(value, 1)]
+    while stack:  # bounded: each value of the document is looked at once
+        item, depth = stack.pop()
+        kind = type(item)
+        if kind is dict or kind is list:
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in (item.values() if kind is dict else item))
+    return False
+
+
+def _strings(fields: dict, method: str, where: str) -> dict:
+    """``fields`` if every value is a string; else -32602 naming the first that is not."""
+    for key, value in fields.items():
+        if not isinstance(value, str):
+            raise RPCError(INVALID_PARAMS, f'Invalid params: {method} "{where}.{key}" must be a string, not {value!r}')
+    return fields
 
 
 def paginate(items: list, cursor: Optional[str], page_size: Optional[int]) -> tuple:

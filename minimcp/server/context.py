@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
-from ..errors import CapabilityError
+from ..errors import CapabilityError, ProtocolError
 from ..inflight import Batch, RequestContext
 from ..protocol.jsonrpc import Request
 from ..protocol.levels import RANK
@@ -120,7 +120,10 @@ class Context(RequestContext):
     def _ask(self, method: str, params: Optional[dict], key: Optional[str], timeout: Optional[float]) -> Any:
         """Ask the client: a request now (handshake era), or an input request (2026-07-28)."""
         if self.modern is None:
-            return self.connection.request(method, params, timeout, self.request_id)
+            answer = self.connection.request(method, params, timeout, self.request_id)
+            if not _fits(method, answer):  # the handler gets an error it can read, not an AttributeError
+                raise ProtocolError(f"the client answered {method} with a malformed result: {answer!r:.200}")
+            return answer
         self._asks += 1
         key = key or f"{method.split('/')[0]}-{self._asks}"
         if key in self.answers and _fits(method, self.answers[key]):

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, Tuple
 
 from ..errors import RPCError
-from ..protocol.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND
+from ..protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from ..protocol.stateless import VERSION_KEY
 from ..protocol.versions import MODERN_VERSION
 from . import stateless
@@ -62,7 +62,8 @@ def guarded(method: str, answer: Callable[[Any, dict, Context], Any], era: str) 
     def handler(params: dict, ctx: Context) -> Any:
         connection = ctx.session.owner
         meta = params.get("_meta")
-        if type(meta) is dict and VERSION_KEY in meta:  # a stateless request
+        check_meta(meta)
+        if meta is not None and VERSION_KEY in meta:  # a stateless request
             if handshake_only:
                 raise RPCError(METHOD_NOT_FOUND, f"Method not found: {method} "
                                                  f"(not part of protocol version {MODERN_VERSION})")
@@ -76,6 +77,19 @@ def guarded(method: str, answer: Callable[[Any, dict, Context], Any], era: str) 
 
     handler.__qualname__ = f"answer[{method}]"  # what a traceback or the trace shows
     return handler
+
+
+def check_meta(meta: Any) -> None:
+    """Refuse a request whose ``params._meta`` is not an object, or whose ``progressToken`` is
+    neither a string nor an integer (spec schema ``RequestParams``), with -32602 naming the field."""
+    if meta is None:
+        return
+    if type(meta) is not dict:
+        raise RPCError(INVALID_PARAMS, f'Invalid params: "_meta" must be an object, not {meta!r}')
+    token = meta.get("progressToken")
+    if token is not None and type(token) not in (int, str):
+        raise RPCError(INVALID_PARAMS, f'Invalid params: "_meta.progressToken" must be a string or an integer, '
+                                       f'not {token!r}')
 
 
 #: What a server connection's session gets: ``method -> handler(params, ctx)``, built once for all

@@ -168,8 +168,8 @@ class Server:
             return list(self._tools.values())
 
     def get_tool(self, name: str) -> Optional[ServerTool]:
-        """The tool called ``name``, or ``None``."""
-        return self._tools.get(name)
+        """The tool called ``name``, or ``None`` (also for a name off the wire that is no string)."""
+        return self._tools.get(name) if isinstance(name, str) else None
 
     # -- resources ----------------------------------------------------------------------
 

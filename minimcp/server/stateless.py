@@ -25,7 +25,7 @@ from typing import Any, Dict, Optional
 from ..errors import CapabilityError, RPCError
 from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from ..protocol.levels import LOG_LEVELS
-from ..protocol.stateless import (CACHEABLE, MRTR_METHODS, SERVER_INFO_KEY, SUBSCRIPTION_KEY,
+from ..protocol.stateless import (CACHEABLE, LOG_LEVEL_KEY, MRTR_METHODS, SERVER_INFO_KEY, SUBSCRIPTION_KEY,
                                   InputRequired, RequestMeta, missing_capability)
 from ..protocol.versions import MODERN_VERSION, SUPPORTED_VERSIONS
 
@@ -79,16 +79,19 @@ class StateSigner:
                 expired, or belongs to another request.
         """
         state = params.get("requestState")
-        responses = params.get("inputResponses") or {}
+        responses = params.get("inputResponses")
+        responses = {} if responses is None else responses
         if type(responses) is not dict:
             raise RPCError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
         if state is None:
             return dict(responses)
+        if not isinstance(state, str):
+            raise RPCError(INVALID_PARAMS, f"Invalid params: requestState must be a string, not {state!r}")
         import hashlib
         import hmac
 
         try:  # validate=True: plain b64decode ignores junk after the padding (a tamper that passes)
-            raw = _b64().b64decode(str(state).encode("ascii"), altchars=b"-_", validate=True)
+            raw = _b64().b64decode(state.encode("ascii"), altchars=b"-_", validate=True)
             mac, payload = raw[:32], raw[32:]
             good = hmac.compare_digest(mac, hmac.new(self.secret, payload, hashlib.sha256).digest())
             data = json.loads(payload) if good else None
@@ -124,7 +127,8 @@ def serve(connection: Any, answer: Any, params: dict, ctx: Any) -> dict:
     method = ctx.method
     meta = ctx.modern = RequestMeta(params)
     if meta.log_level is not None and meta.log_level not in LOG_LEVELS:
-        raise RPCError(INVALID_PARAMS, f"Invalid params: unknown log level {meta.log_level!r}")
+        raise RPCError(INVALID_PARAMS, f"Invalid params: _meta[{LOG_LEVEL_KEY!r}] is an unknown log level: "
+                                       f"{meta.log_level!r}")
     server = connection.server
     if method in MRTR_METHODS and ("requestState" in params or "inputResponses" in params):
         ctx.answers = server.state_signer.answers(method, params)
@@ -188,6 +192,33 @@ class Subscription:
             pass
 
 
+def listen_filters(requested: Any) -> dict:
+    """The filters of a listen request that minimcp honours, each checked (spec 2026-07-28
+    ``SubscriptionFilter``: booleans, and ``resourceSubscriptions`` a list of URIs).
+
+    Raises:
+        RPCError: -32602 naming the filter that has the wrong type.
+    """
+    if requested is None:
+        return {}
+    if type(requested) is not dict:
+        raise RPCError(INVALID_PARAMS, f'Invalid params: "notifications" must be an object, not {requested!r}')
+    honoured = {}
+    for name, value in requested.items():
+        if name == "resourceSubscriptions":
+            if type(value) is not list or not all(isinstance(uri, str) for uri in value):
+                raise RPCError(INVALID_PARAMS, f'Invalid params: "notifications.resourceSubscriptions" '
+                                               f'must be a list of URIs, not {value!r}')
+        elif name in _FILTERS:
+            if type(value) is not bool:
+                raise RPCError(INVALID_PARAMS, f'Invalid params: "notifications.{name}" must be true or false, '
+                                               f'not {value!r}')
+        else:
+            continue  # a filter of a later revision: not honoured, not acknowledged
+        honoured[name] = value
+    return honoured
+
+
 def listen(connection: Any, params: dict, ctx: Any) -> dict:
     """Answer ``subscriptions/listen``: acknowledge, then hold the request open for notifications.
 
@@ -195,8 +226,7 @@ def listen(connection: Any, params: dict, ctx: Any) -> dict:
     client cancels it (or closes its HTTP stream); it holds one worker thread
     while open.
     """
-    requested = params.get("notifications") or {}
-    honoured = {k: v for k, v in requested.items() if k in _FILTERS or k == "resourceSubscriptions"}
+    honoured = listen_filters(params.get("notifications"))
     subscription = Subscription(ctx, honoured)
     server = connection.server
     server.subscriptions.add(subscription)

@@ -1,0 +1,146 @@
+"""What a server sends the client, checked where the client reads it.
+
+A server is a peer, not a friend: its answers and notifications may have any
+shape. An answer of the wrong shape raises :class:`~minimcp.ProtocolError`
+saying which field was wrong (never an ``AttributeError`` from deep inside);
+a notification of the wrong shape is ignored, logged at debug level, so no
+callback ever sees a field of a type the spec does not allow and nothing a
+server sends can stop the client.
+"""
+
+from typing import Any, Callable, Optional, Tuple, Union
+
+from ..errors import ProtocolError
+from ..logs import get_logger
+from ..protocol.levels import PYTHON_LEVELS
+
+log = get_logger(__name__)
+server_log = get_logger("minimcp.server_log")
+
+Kind = Union[type, Tuple[type, ...]]
+_NAMES = {str: "a string", dict: "an object", list: "an array", bool: "true or false", int: "an integer",
+          float: "a number"}
+
+
+def _is(value: Any, kind: Kind) -> bool:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if type(value) is bool:  # JSON true is no number
+        return bool in kinds
+    return isinstance(value, kinds)
+
+
+def _name(kind: Kind) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(_NAMES.get(k, k.__name__) for k in kinds)
+
+
+def obj(value: Any, what: str) -> dict:
+    """``value`` if it is a JSON object; else a ProtocolError about ``what``."""
+    if type(value) is not dict:
+        raise ProtocolError(f"{what} is not an object: {value!r:.120}")
+    return value
+
+
+def field(raw: dict, key: str, kind: Kind, what: str, default: Any = None) -> Any:
+    """``raw[key]`` if it has the type the spec gives it, ``default`` if it is absent or null.
+
+    Raises:
+        ProtocolError: naming ``what`` and the field, for a value of another type.
+    """
+    value = raw.get(key)
+    if value is None:
+        return default
+    if not _is(value, kind):
+        raise ProtocolError(f"{what}: {key!r} must be {_name(kind)}, not {value!r:.120}")
+    return value
+
+
+def objects(raw: dict, key: str, what: str) -> list:
+    """``raw[key]``: an array of objects (``[]`` if absent), or a ProtocolError naming the bad item."""
+    items = field(raw, key, list, what, [])
+    for index, item in enumerate(items):
+        if type(item) is not dict:
+            raise ProtocolError(f"{what}: {key}[{index}] must be an object, not {item!r:.120}")
+    return items
+
+
+def result(method: str, value: Any) -> dict:
+    """A server's result for ``method``: it must be an object."""
+    return obj(value, f"the server's answer to {method}")
+
+
+# -- notifications -------------------------------------------------------------------------
+
+_NUMBER = (int, float)
+_OPTIONAL_STRING = (str, type(None))
+#: notification -> {field: (the types the spec allows, required)}
+_SHAPES = {
+    "notifications/message": {"level": (str, True), "logger": (_OPTIONAL_STRING, False)},
+    "notifications/progress": {"progressToken": ((str, int), True), "progress": (_NUMBER, True),
+                               "total": (_NUMBER + (type(None),), False), "message": (_OPTIONAL_STRING, False)},
+    "notifications/resources/updated": {"uri": (str, True)},
+    "notifications/subscriptions/acknowledged": {"notifications": ((dict, type(None)), False)},
+    "notifications/elicitation/complete": {"elicitationId": (str, True)},
+}
+
+
+def problem(method: str, params: dict) -> Optional[str]:
+    """What is wrong with a notification from the server, or None if its fields have their types."""
+    meta = params.get("_meta")
+    if meta is not None and type(meta) is not dict:
+        return f"_meta is not an object: {meta!r:.80}"
+    for key, (kind, required) in _SHAPES.get(method, {}).items():
+        if key not in params:
+            if required:
+                return f"{key!r} is missing"
+        elif not _is(params[key], kind):
+            return f"{key!r} must be {_name(kind)}, not {params[key]!r:.80}"
+    if method == "notifications/message" and params["level"] not in PYTHON_LEVELS:
+        return f"unknown log level {params['level']!r:.40}"
+    return None
+
+
+def route(client: Any, method: str, params: dict) -> None:
+    """Hand one notification from the server to the client's callbacks (on the dispatcher thread,
+    in order); one of the wrong shape goes nowhere."""
+    wrong = problem(method, params)
+    if wrong is not None:
+        log.debug("ignored %s from the server: %s", method, wrong)
+        return
+    if not client.stateless.notified(method, params):
+        return  # from a listen request we closed
+    if method == "notifications/message":
+        if client.on_log is not None:
+            client.on_log(params)
+        else:
+            server_log.log(PYTHON_LEVELS[params["level"]], "%s: %s",
+                           params.get("logger") or client.server_info.get("name", "server"), params.get("data"))
+    elif method == "notifications/progress" and client.on_progress is not None:
+        client.on_progress(params)
+    elif method == "notifications/resources/updated" and client.on_resource_updated is not None:
+        client.on_resource_updated(params["uri"])
+    elif method == "notifications/tools/list_changed":
+        client._tools = None  # fetched again when next asked for
+        if client.on_tools_changed is not None:
+            client.on_tools_changed()
+    elif method == "notifications/resources/list_changed" and client.on_resources_changed is not None:
+        client.on_resources_changed()
+    elif method == "notifications/prompts/list_changed" and client.on_prompts_changed is not None:
+        client.on_prompts_changed()
+    if client.on_notification is not None:
+        client.on_notification(method, params)
+
+
+def checked_progress(callback: Optional[Callable[..., Any]]) -> Optional[Callable[..., Any]]:
+    """``callback(progress, total, message)``, called only with the types the spec gives them."""
+    if callback is None:
+        return None
+
+    def on_progress(progress: Any, total: Any, message: Any) -> None:
+        if not _is(progress, _NUMBER) or not (total is None or _is(total, _NUMBER)) or not (
+                message is None or isinstance(message, str)):
+            log.debug("ignored a malformed progress notification: %r %r %r", progress, total, message)
+            return
+        callback(progress, total, message)
+
+    return on_progress
