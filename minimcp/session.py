@@ -23,7 +23,8 @@ from .logs import get_logger, trace
 from .protocol import jsonrpc
 from .errors import ConnectionClosed, RPCError, Timeout
 from .protocol.jsonrpc import ErrorResponse, Malformed, Notification, Request, Response
-from .inflight import Batch, Incoming, Outgoing, ProgressCallback, RequestContext, _futures_module, _Pending  # noqa: F401 (re-exported)
+from .inflight import (Batch, Incoming, Outgoing, ProgressCallback, RequestContext, _futures_module,  # noqa: F401
+                       _Pending, with_progress_token)  # (_Pending and ProgressCallback re-exported)
 from .threads import Dispatcher, Readers, WorkerPool, join, read_all, start_thread
 from .transports import Failed
 
@@ -33,13 +34,13 @@ log = get_logger(__name__)
 #: context, returns the result dict or raises (``RPCError`` for a chosen code).
 Handler = Callable[[dict, "RequestContext"], Any]
 
+#: Seconds the handlers cancelled at close get, in all, to return before they are left
+#: behind (daemon threads): one that ignores ``ctx.cancelled`` must not keep the process alive.
+STRAGGLERS = 1.0
+
 
 def _ping(params: dict, ctx: RequestContext) -> dict:
     return {}
-
-
-def _no_batches() -> bool:
-    return False
 
 
 class Session:
@@ -70,10 +71,9 @@ class Session:
             gives all its sessions one); by default the session has its own.
         close_on_eof: close (and free the workers) when the peer ends the
             stream: a server serving a connection in the background wants it.
-        inline_methods: methods whose handlers run on the reader itself, in
-            arrival order; only for quick, non-blocking ones (a server's
-            ``initialize``, so a request pipelined right behind it sees the
-            negotiated version).
+        inline_methods: methods whose handlers run on the reader itself, in arrival
+            order; only quick ones (a server's ``initialize``, so a request right behind
+            it sees the version). ``ping`` always is (spec basic/utilities/ping: promptly).
         batches: asked when a JSON-RPC batch arrives: may the peer batch now?
             (MCP allows batches in protocol version 2025-03-26 alone, so the
             owner answers from what it negotiated.) By default: no.
@@ -95,8 +95,8 @@ class Session:
         self.trace = trace
         self.name = name
         self.close_on_eof = close_on_eof
-        self.inline_methods = frozenset(inline_methods)
-        self.batches_allowed: Callable[[], bool] = batches or _no_batches
+        self.inline_methods = frozenset(inline_methods) | {"ping"}
+        self.batches_allowed: Callable[[], bool] = batches or (lambda: False)
         self._lock = threading.Lock()
         self._outgoing = Outgoing()
         self._incoming = Incoming()
@@ -107,6 +107,7 @@ class Session:
         self._reader: Optional[threading.Thread] = None
         self._readers: Optional[Readers] = None  # serve_forever's threads
         self._closing = False
+        self._stopping = False  # stop() was called: no grace
         self._closed = threading.Event()
 
     def __repr__(self) -> str:
@@ -121,17 +122,27 @@ class Session:
         self._reader = start_thread(self._read_loop, "reader")
 
     def serve_forever(self, grace: float = 2.0) -> None:
-        """Serve on this thread (and helpers) until the peer closes the stream, then close.
+        """Serve until the peer closes the stream (or :meth:`stop`), then :meth:`close` with ``grace``.
 
-        Then wait up to ``grace`` seconds for handlers still running, cancel
-        the rest, and close. Like ``socketserver``'s loop, it must not be
-        called from one of the session's own handlers. See :class:`~minimcp.threads.Readers`
-        for how the reading and the handling share the threads.
+        The reading and handling run on :class:`~minimcp.threads.Readers` threads
+        while this one waits, so no handler can keep it from closing. Like
+        ``socketserver``'s loop, it must not be called from one of the session's handlers.
         """
-        self._readers = Readers(self)
-        error = self._readers.run()
-        self._connection_lost(error)
+        readers = self._readers = Readers(self)
+        if self._stopping:
+            readers.stop()
+        self._connection_lost(readers.serve())
         self.close(grace)
+
+    def stop(self) -> Optional[int]:
+        """End :meth:`serve_forever` now: read no more, cancel what is in flight (no grace).
+
+        It only sets flags, so a signal handler may call it. Returns the ident of a
+        thread that may be blocked in a read, or None: the caller ends that read.
+        """
+        self._stopping = True
+        readers = self._readers
+        return readers.stop() if readers is not None else None
 
     def _read_loop(self) -> None:
         self._connection_lost(read_all(self.transport.read, self.receive, self.name))
@@ -143,13 +154,11 @@ class Session:
     def accept(self, message: Any, batch: Optional[Batch] = None) -> Optional[RequestContext]:
         """Take in one message from the peer: the one way in, whoever read it.
 
-        The read loop, :meth:`receive` (an HTTP server's POSTs) and the stdio
-        server's readers (:class:`~minimcp.threads.Readers`) all call this.
-        A response, notification, malformed message or batch is dealt with
-        here and now, in arrival order. A request is checked and registered,
-        and its context returned for the caller to run, where it chooses:
-        :meth:`run` on its own thread, or :meth:`submit` to the worker pool.
-        Returns ``None`` when there is nothing to run (it was answered already).
+        The read loop, :meth:`receive` (an HTTP server's POSTs) and the stdio server's
+        :class:`~minimcp.threads.Readers` all call this. A response, notification, malformed
+        message or batch is dealt with here and now, in arrival order. A request is checked,
+        registered, and its context returned for the caller to :meth:`run` or :meth:`submit`;
+        ``None`` when there is nothing to run (it was answered already).
         """
         if self.trace:
             trace(self.name, "←", message)
@@ -178,10 +187,7 @@ class Session:
         """
         ctx = self.accept(message)
         if ctx is not None:
-            if inline:
-                self.run(ctx)
-            else:
-                self.submit(ctx)
+            (self.run if inline else self.submit)(ctx)
 
     def submit(self, ctx: RequestContext) -> None:
         """Run an accepted request on the worker pool."""
@@ -219,10 +225,10 @@ class Session:
         except Exception as exc:
             log.exception("%s: handler for %r failed", self.name, ctx.method)
             reply = ErrorResponse(request_id, jsonrpc.INTERNAL_ERROR, f"Internal error: {exc}")
-        self._incoming.done(request_id)
         if ctx.is_cancelled:
             reply = None  # spec basic/utilities/cancellation: send no response
             self.transport.discard(request_id)
+        ctx.answered = True  # in flight until written: close() waits for the write, not just the handler
         try:
             self._answer(ctx.batch, reply)
         except (TypeError, ValueError) as exc:  # the result is not JSON
@@ -231,9 +237,15 @@ class Session:
                 request_id, jsonrpc.INTERNAL_ERROR, f"Internal error: result is not JSON-serialisable: {exc}"))
         except ConnectionClosed:
             log.debug("%s: peer gone before the answer to %r", self.name, request_id)
+        finally:
+            self._incoming.done(ctx)
 
     def _on_response(self, response: Any) -> None:
-        if not self._outgoing.resolve(response):
+        # Callbacks of notifications sent before this answer may not have run: then the caller
+        # waits for them (_wait). The future completes here, so an EOF right behind cannot fail it.
+        dispatcher = self._dispatcher
+        mark = dispatcher.queued
+        if not self._outgoing.resolve(response, None if mark == dispatcher.ran else mark):
             # Late answers to cancelled or timed-out requests are normal (spec
             # basic/utilities/cancellation); anything else is the peer's bug.
             log.debug("%s: response to unknown request id %r ignored", self.name, response.id)
@@ -242,7 +254,7 @@ class Session:
         params = note.params or {}
         method = note.method
         if method == "notifications/cancelled":
-            self._on_cancelled(params)
+            self.cancel_incoming(params.get("requestId"), params.get("reason"))
         elif method == "notifications/progress":
             self._on_progress(params)
         handler = self.notification_handlers.get(method)
@@ -252,16 +264,12 @@ class Session:
         if catch_all is not None:
             self._dispatcher.dispatch(catch_all, method, params)
 
-    def cancel_incoming(self, request_id: Any) -> None:
-        """Cancel a request the peer sent, as if it had sent ``notifications/cancelled``
-        (for a transport where closing a stream is the cancel: 2026-07-28 HTTP)."""
-        self._on_cancelled({"requestId": request_id})
-
-    def _on_cancelled(self, params: dict) -> None:
-        # Handled on the reader itself, so a cancel is never stuck behind user code.
-        ctx = self._incoming.get(params.get("requestId"))
+    def cancel_incoming(self, request_id: Any, reason: Optional[str] = None) -> None:
+        """Cancel a request the peer sent: its ``notifications/cancelled``, or a transport where
+        closing a stream is the cancel (2026-07-28 HTTP). Unknown ids are ignored."""
+        ctx = self._incoming.get(request_id)  # (on the reader itself: never stuck behind user code)
         if ctx is not None:
-            log.debug("%s: request %r cancelled by peer: %s", self.name, ctx.request_id, params.get("reason"))
+            log.debug("%s: request %r cancelled by peer: %s", self.name, ctx.request_id, reason)
             ctx.cancelled.set()
 
     def _on_progress(self, params: dict) -> None:
@@ -303,10 +311,8 @@ class Session:
             else:
                 self.transport.write(message, related_to=related_to)
         except OSError as exc:
-            raise self._error_for_send(exc) from exc
-
-    def _error_for_send(self, exc: Exception) -> ConnectionClosed:
-        return self._outgoing.closed_error or ConnectionClosed(f"cannot send: the connection is closed ({exc})")
+            raise self._outgoing.closed_error or ConnectionClosed(
+                f"cannot send: the connection is closed ({exc})") from exc
 
     # -- the outbound API -----------------------------------------------------
 
@@ -325,14 +331,12 @@ class Session:
                 ``progressToken`` is added to ``params._meta``).
             max_timeout: when given, each progress notification restarts the
                 ``timeout`` clock, up to this many seconds in all.
-            related_to: the id of the incoming request this one is part of
-                (a server asking its client something mid-call); a transport
-                that has a stream per request sends it there.
+            related_to: the id of the incoming request this one is part of (a server
+                asking its client mid-call): a transport with a stream per request uses it.
             request_id: an id from :meth:`new_request_id`, for a caller that
                 may need to :meth:`cancel` the request from another thread.
-            cancellable: tell the peer when we stop waiting (a timeout, Ctrl-C)?
-                False for a request that must never be cancelled (spec
-                basic/utilities/cancellation: MCP's ``initialize``).
+            cancellable: tell the peer when we stop waiting (a timeout, Ctrl-C)? False for
+                one never cancelled (spec basic/utilities/cancellation: ``initialize``).
 
         Returns:
             The ``result`` of the response.
@@ -345,10 +349,7 @@ class Session:
         """
         request_id, pending = self._outgoing.open(method, on_progress, cancellable, request_id)
         if on_progress is not None or max_timeout is not None:
-            params = dict(params or {})
-            meta = dict(params.get("_meta") or {})
-            meta["progressToken"] = request_id  # our ids are unique, so they make good tokens
-            params["_meta"] = meta
+            params = with_progress_token(params, request_id)  # our ids are unique: good tokens
         try:
             self._send(Request(request_id, method, params), related_to)
             return self._wait(request_id, pending, self.timeout if timeout is None else timeout, max_timeout)
@@ -367,6 +368,9 @@ class Session:
             waited = time.monotonic() - started
             self._give_up(request_id, pending, f"timed out after {waited:.1f}s")
             raise Timeout(f"{pending.method} (request {request_id}) got no answer in {waited:.1f}s") from None
+        finally:  # the callbacks of what the peer sent before the answer (progress, logs) run first
+            if pending.mark is not None:
+                self._dispatcher.catch_up(pending.mark, timeout)
 
     def new_request_id(self) -> int:
         """An id for a request to send later with ``request(..., request_id=...)``."""
@@ -415,7 +419,8 @@ class Session:
         return self._outgoing.closed_error is not None or self._closing
 
     def _connection_lost(self, error: Optional[ConnectionClosed] = None) -> None:
-        """Fail every pending request at once: the peer can no longer answer."""
+        """Fail every pending request at once, and cancel those held open for the peer: it is gone."""
+        self._incoming.cancel_held()
         if error is None:
             error = ConnectionClosed("the session was closed") if self._closing else self.transport.closed_error()
         self._outgoing.close(error)
@@ -424,8 +429,9 @@ class Session:
         """End the session: stop reading, fail pending requests, join every thread.
 
         Handlers still running get ``grace`` seconds to finish and send their
-        answers; then their ``ctx.cancelled`` is set. Idempotent, and safe
-        to call from any thread, a handler's included.
+        answers (those held open for the peer, ``ctx.hold_open()``, none); then
+        their ``ctx.cancelled`` is set, and after ``STRAGGLERS`` seconds they are
+        left behind. Idempotent, and safe to call from any thread, a handler's included.
         """
         with self._lock:
             first, self._closing = not self._closing, True
@@ -447,14 +453,16 @@ class Session:
             self._readers is not None and current in self._readers.threads)
 
     def _shut_down(self, grace: float) -> None:
-        for ctx in self._incoming.drain(grace):  # the handlers still running after the grace
+        self._incoming.cancel_held()  # requests held open for the peer: no grace for them
+        for ctx in self._incoming.drain(grace, lambda: self._stopping):  # those still running after the grace
             ctx.cancelled.set()
+        stragglers = time.monotonic() + STRAGGLERS
         self.transport.close()
         join(self._reader, 5.0)
         self._connection_lost(ConnectionClosed("the session was closed"))
         self._dispatcher.close(5.0)
         if self._own_workers:
-            self._workers.shutdown(timeout=5.0)
+            self._workers.shutdown(timeout=max(0.0, stragglers - time.monotonic()))
         if self._readers is not None:
-            self._readers.join()
+            self._readers.join(max(0.0, stragglers - time.monotonic()))
 
