@@ -25,23 +25,27 @@ SERVER = '''
 import sys, threading
 from minimcp import Context, Server
 
+def say(text):  # one write per line: print() writes the newline apart, and threads interleave
+    sys.stderr.write(text + "\\n")
+    sys.stderr.flush()
+
 server = Server("stuck", max_workers=int(sys.argv[1]) if len(sys.argv) > 1 else 16)
 never = threading.Event()
 
 @server.tool()
 def wait_for_cancel(seconds: float, ctx: Context) -> str:
     """Block until cancelled (or seconds pass); say which on stderr."""
-    print(f"started {ctx.request_id}", file=sys.stderr, flush=True)
+    say(f"started {ctx.request_id}")
     if ctx.cancelled.wait(seconds):
-        print(f"cancelled {ctx.request_id}", file=sys.stderr, flush=True)
+        say(f"cancelled {ctx.request_id}")
         return "cancelled"
-    print(f"finished {ctx.request_id}", file=sys.stderr, flush=True)
+    say(f"finished {ctx.request_id}")
     return "finished"
 
 @server.tool()
 def stubborn(seconds: float, ctx: Context) -> str:
     """Block for seconds, whatever happens (a tool that ignores cancellation)."""
-    print(f"started {ctx.request_id}", file=sys.stderr, flush=True)
+    say(f"started {ctx.request_id}")
     never.wait(seconds)
     return "done"
 
@@ -78,15 +82,15 @@ class Proc:
         assert line, "server closed stdout"
         return json.loads(line)
 
-    def wait_stderr(self, text, limit=200):
-        """Read stderr until a line says ``text`` (bounded: at most ``limit`` lines)."""
+    def wait_stderr(self, text, times=1, limit=200):
+        """Read stderr until it has said ``text`` ``times`` times in all (bounded: ``limit`` lines)."""
         for _ in range(limit):
+            if "".join(self.stderr).count(text) >= times:
+                return
             line = self.proc.stderr.readline().decode()
             assert line, f"stderr ended before {text!r}: {self.stderr}"
             self.stderr.append(line)
-            if text in line:
-                return
-        raise AssertionError(f"no {text!r} on stderr: {self.stderr}")
+        raise AssertionError(f"no {text!r} x{times} on stderr: {self.stderr}")
 
     def finish(self, timeout=20):
         """Wait for the exit; return (code, the rest of stdout, all of stderr). Its output is
@@ -219,8 +223,7 @@ def test_ping_is_answered_while_every_worker_is_stuck(stuck_server):
     # 3 of the 4 reading threads and the 4 pool workers run a stubborn tool each (the 4th
     # thread reads on); the last three calls wait in the pool's queue, where a ping would too.
     server.send(*[call(i, "stubborn", {"seconds": 60}) for i in range(1, 11)])
-    for _ in range(7):
-        server.wait_stderr("started")
+    server.wait_stderr("started", times=7)
     server.send({"jsonrpc": "2.0", "id": "p", "method": "ping"})
     assert server.recv() == {"jsonrpc": "2.0", "id": "p", "result": {}}
     server.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
