@@ -13,7 +13,6 @@ import os
 import select
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
