@@ -38,9 +38,11 @@ class RequestContext:
         batch: the :class:`Batch` it came in, or ``None``.
         progress_token: ``params._meta.progressToken``, or ``None`` when the
             caller did not ask for progress.
+        answered: True once its answer is on its way (from then on the peer may reuse its id).
     """
 
-    __slots__ = ("session", "request_id", "method", "params", "progress_token", "handler", "batch", "_cancelled")
+    __slots__ = ("session", "request_id", "method", "params", "progress_token", "handler", "batch", "answered",
+                 "_cancelled")
 
     def __init__(self, session: Any, request: Request, handler: Any = None, batch: "Optional[Batch]" = None) -> None:
         self.session = session
@@ -53,6 +55,7 @@ class RequestContext:
         self.params = params = request.params or {}
         meta = params.get("_meta")
         self.progress_token = meta.get("progressToken") if type(meta) is dict else None
+        self.answered = False
         self._cancelled: Optional[threading.Event] = None  # made on first use: most requests never need it
 
     @property
@@ -69,6 +72,23 @@ class RequestContext:
                     self._cancelled = threading.Event()
                 event = self._cancelled
         return event
+
+    def hold_open(self) -> None:
+        """Block until the peer cancels this request, or the session ends.
+
+        For a request that stays open only to carry notifications to its peer
+        (2026-07-28 ``subscriptions/listen``): when the stream ends, it has
+        nothing left to wait for, so it is cancelled at once, while the other
+        handlers get the grace period to finish.
+        """
+        incoming = self.session._incoming
+        if not incoming.hold(self):  # the session is ending already
+            self.cancelled.set()
+            return
+        try:
+            self.cancelled.wait()
+        finally:
+            incoming.release(self)
 
     @property
     def is_cancelled(self) -> bool:
@@ -96,13 +116,20 @@ class RequestContext:
 
 
 class Incoming:
-    """The peer's requests being handled now, by id: each a :class:`RequestContext`."""
+    """The peer's requests being handled now, by id: each a :class:`RequestContext`.
+
+    A request leaves the table once its answer is sent (not when its handler
+    returns), so :meth:`drain` waits for the answers themselves: a session
+    that closes its transport after the drain loses none.
+    """
 
     def __init__(self) -> None:
         self._contexts: Dict[Any, RequestContext] = {}
         self._lock = threading.Lock()
         self._finished = threading.Condition(self._lock)
         self._draining = False  # someone waits in drain(): tell it when a request finishes
+        self._held: set = set()  # requests held open for the peer alone (RequestContext.hold_open)
+        self._holding = True  # False once the session ends: no request is held open any more
 
     def __len__(self) -> int:
         return len(self._contexts)
@@ -110,27 +137,71 @@ class Incoming:
     def add(self, ctx: RequestContext) -> bool:
         """Register a request as being handled; False if its id is in use already."""
         # setdefault is one step under the GIL, so two threads adding one id cannot both win.
-        return self._contexts.setdefault(ctx.request_id, ctx) is ctx
+        old = self._contexts.setdefault(ctx.request_id, ctx)
+        if old is ctx:
+            return True
+        if old.answered:  # only the write of its answer is left: the peer may reuse the id
+            self._contexts[ctx.request_id] = ctx
+            return True
+        return False
 
     def get(self, request_id: Any) -> Optional[RequestContext]:
         """The context of a request being handled, or None (unknown ids are normal: it finished)."""
         return self._contexts.get(request_id) if type(request_id) in (int, str) else None
 
-    def done(self, request_id: Any) -> None:
-        """The request's handler has returned."""
-        self._contexts.pop(request_id, None)  # (one step under the GIL: no lock on the hot path)
+    def done(self, ctx: RequestContext) -> None:
+        """The request is over: its answer is sent (or it gets none)."""
+        gone = self._contexts.pop(ctx.request_id, None)  # (one step under the GIL: no lock on the hot path)
+        if gone is not ctx and gone is not None:  # a new request reusing the id took its place: keep it
+            self._contexts.setdefault(gone.request_id, gone)
         if self._draining:  # drain() sets it before it looks, so it cannot miss this one
             with self._lock:
                 self._finished.notify_all()
 
-    def drain(self, grace: float) -> List[RequestContext]:
-        """Wait up to ``grace`` seconds for every request to finish; return those still running."""
+    def drain(self, grace: float, stop: Optional[Callable[[], bool]] = None) -> List[RequestContext]:
+        """Wait up to ``grace`` seconds for every request to finish; return those still running.
+
+        ``stop()`` is asked every 0.1 s: True ends the wait early (a signal handler
+        may set what it reads, and cannot notify a condition).
+        """
         deadline = time.monotonic() + grace
         with self._lock:
             self._draining = True
-            while self._contexts and grace > 0 and self._finished.wait(max(0.0, deadline - time.monotonic())):
-                pass
+            while self._contexts and not (stop is not None and stop()):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._finished.wait(left if stop is None else min(left, 0.1))
             return list(self._contexts.values())
+
+    def hold(self, ctx: RequestContext) -> bool:
+        """Note a request held open for the peer alone; False if the session is ending."""
+        with self._lock:
+            if self._holding:
+                self._held.add(ctx)
+            return self._holding
+
+    def release(self, ctx: RequestContext) -> None:
+        """The held request is over."""
+        with self._lock:
+            self._held.discard(ctx)
+
+    def cancel_held(self) -> None:
+        """The session ends: cancel every request held open for the peer, now and from now on."""
+        with self._lock:
+            self._holding = False
+            held, self._held = self._held, set()
+        for ctx in held:
+            ctx.cancelled.set()
+
+
+def with_progress_token(params: Optional[dict], token: Any) -> dict:
+    """A copy of a request's ``params`` with ``_meta.progressToken`` set (spec basic/utilities/progress)."""
+    params = dict(params or {})
+    meta = dict(params.get("_meta") or {})
+    meta["progressToken"] = token
+    params["_meta"] = meta
+    return params
 
 
 _futures: Any = None  # concurrent.futures, once an outgoing request needs it
@@ -150,7 +221,7 @@ def _futures_module() -> Any:
 class _Pending:
     """One outgoing request waiting for its answer: a ``concurrent.futures.Future``."""
 
-    __slots__ = ("method", "future", "on_progress", "last_progress", "cancellable")
+    __slots__ = ("method", "future", "on_progress", "last_progress", "cancellable", "mark")
 
     def __init__(self, method: str, on_progress: Optional[ProgressCallback], cancellable: bool = True) -> None:
         self.method = method
@@ -158,6 +229,9 @@ class _Pending:
         self.future: Any = _futures_module().Future()
         self.on_progress = on_progress
         self.last_progress: Optional[float] = None
+        #: When its answer was read with notifications still queued ahead of it: how many
+        #: callbacks the dispatcher must have run before the caller may go on (else None).
+        self.mark: Optional[int] = None
 
     def wait(self, timeout: float, max_timeout: Optional[float]) -> Any:
         """Wait for the answer and return it (or raise the peer's error).
@@ -238,11 +312,16 @@ class Outgoing:
         if pending is not None:
             pending.future.set_exception(error)
 
-    def resolve(self, response: Any) -> bool:
-        """Complete the request a response (or error response) answers; False if none waits for it."""
+    def resolve(self, response: Any, mark: Optional[int] = None) -> bool:
+        """Complete the request a response (or error response) answers; False if none waits for it.
+
+        ``mark``: the dispatcher's count of callbacks handed in when the response
+        was read, if some had not run yet (see :meth:`Session._wait`).
+        """
         pending = self.pop(response.id)
         if pending is None:
             return False
+        pending.mark = mark  # (before the future completes: the caller reads it once woken)
         if type(response) is Response:
             pending.future.set_result(response.result)
         else:

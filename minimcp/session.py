@@ -2,9 +2,10 @@
 
 A :class:`Session` turns a :class:`~minimcp.transports.Transport` (a duplex
 stream of JSON-RPC messages) into an outbound API — ``request()`` blocks
-until the peer answers, ``notify()`` sends and forgets — and an inbound
-pump: each message the peer sends goes through :meth:`Session.accept`, and
-each request runs its handler from ``handlers[method]`` on a thread.
+until the peer answers, ``notify()`` sends and forgets (in ``outbound.py``)
+— and an inbound pump: each message the peer sends goes through
+:meth:`Session.accept`, and each request runs its handler from
+``handlers[method]`` on a thread.
 
 It knows no MCP method beyond the utilities every version shares (ping,
 cancellation, progress) and assumes no handshake; the client and the server
@@ -21,9 +22,10 @@ from typing import Any, Callable, Dict, Iterable, Optional
 
 from .logs import get_logger, trace
 from .protocol import jsonrpc
-from .errors import ConnectionClosed, RPCError, Timeout
+from .errors import ConnectionClosed, RPCError
 from .protocol.jsonrpc import ErrorResponse, Malformed, Notification, Request, Response
-from .inflight import Batch, Incoming, Outgoing, ProgressCallback, RequestContext, _futures_module, _Pending  # noqa: F401 (re-exported)
+from .inflight import Batch, Incoming, Outgoing, ProgressCallback, RequestContext  # noqa: F401 (ProgressCallback: re-exported)
+from .outbound import Outbound
 from .threads import Dispatcher, Readers, WorkerPool, join, read_all, start_thread
 from .transports import Failed
 
@@ -32,6 +34,10 @@ log = get_logger(__name__)
 #: A request handler: gets the request's params (``{}`` when absent) and its
 #: context, returns the result dict or raises (``RPCError`` for a chosen code).
 Handler = Callable[[dict, "RequestContext"], Any]
+
+#: Seconds the handlers cancelled at close get, in all, to return before they are left
+#: behind (daemon threads): one that ignores ``ctx.cancelled`` must not keep the process alive.
+STRAGGLERS = 1.0
 
 
 def _ping(params: dict, ctx: RequestContext) -> dict:
@@ -42,7 +48,7 @@ def _no_batches() -> bool:  # the default answer to "may the peer batch now?"
     return False
 
 
-class Session:
+class Session(Outbound):
     """One JSON-RPC connection, served by threads.
 
     Usage (what :class:`minimcp.Client` does under the hood)::
@@ -70,10 +76,9 @@ class Session:
             gives all its sessions one); by default the session has its own.
         close_on_eof: close (and free the workers) when the peer ends the
             stream: a server serving a connection in the background wants it.
-        inline_methods: methods whose handlers run on the reader itself, in
-            arrival order; only for quick, non-blocking ones (a server's
-            ``initialize``, so a request pipelined right behind it sees the
-            negotiated version).
+        inline_methods: methods whose handlers run on the reader itself, in arrival
+            order; only quick ones (a server's ``initialize``, so a request right behind
+            it sees the version). ``ping`` always is (spec basic/utilities/ping: promptly).
         batches: asked when a JSON-RPC batch arrives: may the peer batch now?
             (MCP allows batches in protocol version 2025-03-26 alone, so the
             owner answers from what it negotiated.) By default: no.
@@ -95,8 +100,8 @@ class Session:
         self.trace = trace
         self.name = name
         self.close_on_eof = close_on_eof
-        self.inline_methods = frozenset(inline_methods)
-        self.batches_allowed: Callable[[], bool] = batches or _no_batches
+        self.inline_methods = frozenset(inline_methods) | {"ping"}
+        self.batches_allowed: Callable[[], bool] = batches or (lambda: False)
         self._lock = threading.Lock()
         self._outgoing = Outgoing()
         self._incoming = Incoming()
@@ -107,6 +112,7 @@ class Session:
         self._reader: Optional[threading.Thread] = None
         self._readers: Optional[Readers] = None  # serve_forever's threads
         self._closing = False
+        self._stopping = False  # stop() was called: no grace
         self._closed = threading.Event()
 
     def __repr__(self) -> str:
@@ -121,17 +127,27 @@ class Session:
         self._reader = start_thread(self._read_loop, "reader")
 
     def serve_forever(self, grace: float = 2.0) -> None:
-        """Serve on this thread (and helpers) until the peer closes the stream, then close.
+        """Serve until the peer closes the stream (or :meth:`stop`), then :meth:`close` with ``grace``.
 
-        Then wait up to ``grace`` seconds for handlers still running, cancel
-        the rest, and close. Like ``socketserver``'s loop, it must not be
-        called from one of the session's own handlers. See :class:`~minimcp.threads.Readers`
-        for how the reading and the handling share the threads.
+        The reading and handling run on :class:`~minimcp.threads.Readers` threads
+        while this one waits, so no handler can keep it from closing. Like
+        ``socketserver``'s loop, it must not be called from one of the session's handlers.
         """
-        self._readers = Readers(self)
-        error = self._readers.run()
-        self._connection_lost(error)
+        readers = self._readers = Readers(self)
+        if self._stopping:
+            readers.stop()
+        self._connection_lost(readers.serve())
         self.close(grace)
+
+    def stop(self) -> Optional[int]:
+        """End :meth:`serve_forever` now: read no more, cancel what is in flight (no grace).
+
+        It only sets flags, so a signal handler may call it. Returns the ident of a
+        thread that may be blocked in a read, or None: the caller ends that read.
+        """
+        self._stopping = True
+        readers = self._readers
+        return readers.stop() if readers is not None else None
 
     def _read_loop(self) -> None:
         self._connection_lost(read_all(self.transport.read, self.receive, self.name))
@@ -143,13 +159,11 @@ class Session:
     def accept(self, message: Any, batch: Optional[Batch] = None) -> Optional[RequestContext]:
         """Take in one message from the peer: the one way in, whoever read it.
 
-        The read loop, :meth:`receive` (an HTTP server's POSTs) and the stdio
-        server's readers (:class:`~minimcp.threads.Readers`) all call this.
-        A response, notification, malformed message or batch is dealt with
-        here and now, in arrival order. A request is checked and registered,
-        and its context returned for the caller to run, where it chooses:
-        :meth:`run` on its own thread, or :meth:`submit` to the worker pool.
-        Returns ``None`` when there is nothing to run (it was answered already).
+        The read loop, :meth:`receive` (an HTTP server's POSTs) and the stdio server's
+        :class:`~minimcp.threads.Readers` all call this. A response, notification, malformed
+        message or batch is dealt with here and now, in arrival order. A request is checked,
+        registered, and its context returned for the caller to :meth:`run` or :meth:`submit`;
+        ``None`` when there is nothing to run (it was answered already).
         """
         if self.trace:
             trace(self.name, "←", message)
@@ -178,10 +192,7 @@ class Session:
         """
         ctx = self.accept(message)
         if ctx is not None:
-            if inline:
-                self.run(ctx)
-            else:
-                self.submit(ctx)
+            (self.run if inline else self.submit)(ctx)
 
     def submit(self, ctx: RequestContext) -> None:
         """Run an accepted request on the worker pool."""
@@ -219,7 +230,6 @@ class Session:
         except Exception as exc:
             log.exception("%s: handler for %r failed", self.name, ctx.method)
             reply = ErrorResponse(request_id, jsonrpc.INTERNAL_ERROR, f"Internal error: {exc}")
-        self._incoming.done(request_id)
         if ctx.is_cancelled:
             reply = None  # spec basic/utilities/cancellation: send no response
             self.transport.discard(request_id)
@@ -230,12 +240,15 @@ class Session:
                 jsonrpc.dumps(reply)
             except (TypeError, ValueError) as exc:
                 reply = self._not_json(ctx, exc)
+        ctx.answered = True  # in flight until written: close() waits for the write, not just the handler
         try:
             self._answer(ctx.batch, reply)
         except (TypeError, ValueError) as exc:  # the result is not JSON
             self._answer(None, self._not_json(ctx, exc))
         except ConnectionClosed:
             log.debug("%s: peer gone before the answer to %r", self.name, request_id)
+        finally:
+            self._incoming.done(ctx)
 
     def _not_json(self, ctx: RequestContext, exc: Exception) -> ErrorResponse:
         log.error("%s: result of %r cannot be sent: %s", self.name, ctx.method, exc)
@@ -243,7 +256,11 @@ class Session:
                              f"Internal error: result is not JSON-serialisable: {exc}")
 
     def _on_response(self, response: Any) -> None:
-        if not self._outgoing.resolve(response):
+        # Callbacks of notifications sent before this answer may not have run: then the caller
+        # waits for them (_wait). The future completes here, so an EOF right behind cannot fail it.
+        dispatcher = self._dispatcher
+        mark = dispatcher.queued
+        if not self._outgoing.resolve(response, None if mark == dispatcher.ran else mark):
             # Late answers to cancelled or timed-out requests are normal (spec
             # basic/utilities/cancellation); anything else is the peer's bug.
             log.debug("%s: response to unknown request id %r ignored", self.name, response.id)
@@ -252,7 +269,7 @@ class Session:
         params = note.params or {}
         method = note.method
         if method == "notifications/cancelled":
-            self._on_cancelled(params)
+            self.cancel_incoming(params.get("requestId"), params.get("reason"))
         elif method == "notifications/progress":
             self._on_progress(params)
         handler = self.notification_handlers.get(method)
@@ -262,16 +279,12 @@ class Session:
         if catch_all is not None:
             self._dispatcher.dispatch(catch_all, method, params)
 
-    def cancel_incoming(self, request_id: Any) -> None:
-        """Cancel a request the peer sent, as if it had sent ``notifications/cancelled``
-        (for a transport where closing a stream is the cancel: 2026-07-28 HTTP)."""
-        self._on_cancelled({"requestId": request_id})
-
-    def _on_cancelled(self, params: dict) -> None:
-        # Handled on the reader itself, so a cancel is never stuck behind user code.
-        ctx = self._incoming.get(params.get("requestId"))
+    def cancel_incoming(self, request_id: Any, reason: Optional[str] = None) -> None:
+        """Cancel a request the peer sent: its ``notifications/cancelled``, or a transport where
+        closing a stream is the cancel (2026-07-28 HTTP). Unknown ids are ignored."""
+        ctx = self._incoming.get(request_id)  # (on the reader itself: never stuck behind user code)
         if ctx is not None:
-            log.debug("%s: request %r cancelled by peer: %s", self.name, ctx.request_id, params.get("reason"))
+            log.debug("%s: request %r cancelled by peer: %s", self.name, ctx.request_id, reason)
             ctx.cancelled.set()
 
     def _on_progress(self, params: dict) -> None:
@@ -303,115 +316,6 @@ class Session:
         if reply is not None:
             self._send(reply)
 
-    def _send(self, message: Any, related_to: Any = None) -> None:
-        if self.trace:
-            trace(self.name, "→", message)
-        try:
-            if related_to is None:
-                self.transport.write(message)
-            else:
-                self.transport.write(message, related_to=related_to)
-        except OSError as exc:
-            raise self._error_for_send(exc) from exc
-
-    def _error_for_send(self, exc: Exception) -> ConnectionClosed:
-        known = exc if isinstance(exc, ConnectionClosed) else None  # (it can say how: a child's exit code)
-        return self._outgoing.closed_error or known or ConnectionClosed(f"cannot send: the connection is closed ({exc})")
-
-    # -- the outbound API -----------------------------------------------------
-
-    def request(self, method: str, params: Optional[dict] = None, timeout: Optional[float] = None,
-                on_progress: Optional[ProgressCallback] = None,
-                max_timeout: Optional[float] = None, related_to: Any = None,
-                request_id: Optional[int] = None, cancellable: bool = True) -> Any:
-        """Send a request and block until its answer comes.
-
-        Args:
-            method: the method name, e.g. ``"tools/call"``.
-            params: the params object.
-            timeout: seconds to wait; ``None`` means the session's default.
-            on_progress: ``callback(progress, total, message)``, called for
-                each ``notifications/progress`` about this request (a
-                ``progressToken`` is added to ``params._meta``).
-            max_timeout: when given, each progress notification restarts the
-                ``timeout`` clock, up to this many seconds in all.
-            related_to: the id of the incoming request this one is part of
-                (a server asking its client something mid-call); a transport
-                that has a stream per request sends it there.
-            request_id: an id from :meth:`new_request_id`, for a caller that
-                may need to :meth:`cancel` the request from another thread.
-            cancellable: tell the peer when we stop waiting (a timeout, Ctrl-C)?
-                False for a request that must never be cancelled (spec
-                basic/utilities/cancellation: MCP's ``initialize``).
-
-        Returns:
-            The ``result`` of the response.
-
-        Raises:
-            RPCError: the peer answered with an error.
-            Timeout: no answer in time; the peer was sent ``notifications/cancelled``.
-            ConnectionClosed: the connection ended first, or was already closed.
-            KeyboardInterrupt: the request is cancelled at the peer, then re-raised.
-        """
-        request_id, pending = self._outgoing.open(method, on_progress, cancellable, request_id)
-        if on_progress is not None or max_timeout is not None:
-            params = dict(params or {})
-            meta = dict(params.get("_meta") or {})
-            meta["progressToken"] = request_id  # our ids are unique, so they make good tokens
-            params["_meta"] = meta
-        try:
-            self._send(Request(request_id, method, params), related_to)
-            return self._wait(request_id, pending, self.timeout if timeout is None else timeout, max_timeout)
-        except KeyboardInterrupt:  # anywhere from send to answer: cancel at the peer
-            self._give_up(request_id, pending, "interrupted by the user")
-            raise
-        except BaseException:
-            self._outgoing.pop(request_id)
-            raise
-
-    def _wait(self, request_id: int, pending: _Pending, timeout: float, max_timeout: Optional[float]) -> Any:
-        started = time.monotonic()
-        try:
-            return pending.wait(timeout, max_timeout)
-        except _futures_module().TimeoutError:
-            waited = time.monotonic() - started
-            self._give_up(request_id, pending, f"timed out after {waited:.1f}s")
-            raise Timeout(f"{pending.method} (request {request_id}) got no answer in {waited:.1f}s") from None
-
-    def new_request_id(self) -> int:
-        """An id for a request to send later with ``request(..., request_id=...)``."""
-        return self._outgoing.new_id()
-
-    def cancel(self, request_id: int, reason: str = "cancelled") -> None:
-        """Stop waiting for a request another thread sent: it fails with ``ConnectionClosed``
-        and the peer is told (``notifications/cancelled``). Unknown ids are ignored."""
-        pending = self._outgoing.get(request_id)
-        if pending is not None and self._give_up(request_id, pending, reason):  # (unless answered meanwhile)
-            pending.future.set_exception(ConnectionClosed(f"{pending.method} was cancelled: {reason}"))
-
-    def _give_up(self, request_id: int, pending: _Pending, reason: str) -> bool:
-        """Stop waiting for a request; tell the peer. False if its answer already came."""
-        still_pending = self._outgoing.pop(request_id) is not None
-        if still_pending:
-            self.transport.abandon(request_id)
-        # spec basic/lifecycle "Timeouts": cancel what we stop waiting for (unless it must not be).
-        if still_pending and pending.cancellable and self._outgoing.closed_error is None:
-            try:
-                self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
-            except ConnectionClosed:
-                pass
-        return still_pending
-
-    def notify(self, method: str, params: Optional[dict] = None, related_to: Any = None) -> None:
-        """Send a notification (``related_to``: as for :meth:`request`).
-
-        Raises:
-            ConnectionClosed: the connection is closed.
-        """
-        if self._outgoing.closed_error is not None:
-            raise self._outgoing.closed_error
-        self._send(Notification(method, params), related_to)
-
     # -- the end ----------------------------------------------------------------
 
     @property
@@ -425,7 +329,8 @@ class Session:
         return self._outgoing.closed_error is not None or self._closing
 
     def _connection_lost(self, error: Optional[ConnectionClosed] = None) -> None:
-        """Fail every pending request at once: the peer can no longer answer."""
+        """Fail every pending request at once, and cancel those held open for the peer: it is gone."""
+        self._incoming.cancel_held()
         if error is None:
             error = ConnectionClosed("the session was closed") if self._closing else self.transport.closed_error()
         self._outgoing.close(error)
@@ -434,8 +339,9 @@ class Session:
         """End the session: stop reading, fail pending requests, join every thread.
 
         Handlers still running get ``grace`` seconds to finish and send their
-        answers; then their ``ctx.cancelled`` is set. Idempotent, and safe
-        to call from any thread, a handler's included.
+        answers (those held open for the peer, ``ctx.hold_open()``, none); then
+        their ``ctx.cancelled`` is set, and after ``STRAGGLERS`` seconds they are
+        left behind. Idempotent, and safe to call from any thread, a handler's included.
         """
         with self._lock:
             first, self._closing = not self._closing, True
@@ -457,14 +363,16 @@ class Session:
             self._readers is not None and current in self._readers.threads)
 
     def _shut_down(self, grace: float) -> None:
-        for ctx in self._incoming.drain(grace):  # the handlers still running after the grace
+        self._incoming.cancel_held()  # requests held open for the peer: no grace for them
+        for ctx in self._incoming.drain(grace, lambda: self._stopping):  # those still running after the grace
             ctx.cancelled.set()
+        stragglers = time.monotonic() + STRAGGLERS
         self.transport.close()
         join(self._reader, 5.0)
         self._connection_lost(ConnectionClosed("the session was closed"))
         self._dispatcher.close(5.0)
         if self._own_workers:
-            self._workers.shutdown(timeout=5.0)
+            self._workers.shutdown(timeout=max(0.0, stragglers - time.monotonic()))
         if self._readers is not None:
-            self._readers.join()
+            self._readers.join(max(0.0, stragglers - time.monotonic()))
 

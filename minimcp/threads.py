@@ -114,14 +114,23 @@ class Dispatcher:
 
     A session's notification callbacks run here: in the peer's order, and
     never on the reader (a slow callback must not stop the reading). The
-    thread starts on first use; :meth:`close` ends and joins it.
+    thread starts on first use; :meth:`close` ends and joins it. It counts the
+    callbacks handed in (``queued``) and run (``ran``), so a caller can wait,
+    with :meth:`catch_up`, for those handed in before some point.
     """
 
     def __init__(self) -> None:
         self.thread: Optional[threading.Thread] = None
+        #: Callbacks handed in so far (written under the lock).
+        self.queued = 0
+        #: Callbacks run so far (written by the dispatcher thread alone).
+        self.ran = 0
         self._queue: "Optional[queue.SimpleQueue]" = None
         self._lock = threading.Lock()
         self._closed = False
+        self._ran = threading.Condition()  # catch_up() waits on it
+        self._waiters = 0  # threads in catch_up() (under _ran): notify only when someone waits
+        self._stopped = False
 
     def dispatch(self, callback: Callable, *args: Any) -> None:
         """Run ``callback(*args)`` on the dispatcher thread, after those handed in before."""
@@ -131,7 +140,32 @@ class Dispatcher:
             if self._queue is None:
                 self._queue = queue.SimpleQueue()
                 self.thread = start_thread(self._loop, "dispatch")
+            self.queued += 1
             self._queue.put((callback, args))
+
+    def catch_up(self, mark: int, timeout: float) -> None:
+        """Wait (up to ``timeout`` seconds) until the first ``mark`` callbacks have run.
+
+        On the dispatcher's own thread it returns at once: a callback that waits
+        for something queued behind it would wait for ever.
+        """
+        if threading.current_thread() is self.thread:
+            return
+        deadline = time.monotonic() + timeout
+        with self._ran:
+            self._waiters += 1
+            try:
+                while self.ran < mark and not self._stopped:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return
+                    self._ran.wait(left)
+            finally:
+                self._waiters -= 1
+
+    def _woke(self) -> None:
+        with self._ran:
+            self._ran.notify_all()
 
     def _loop(self) -> None:
         get = self._queue.get  # type: ignore[union-attr]
@@ -145,6 +179,9 @@ class Dispatcher:
             except Exception:  # a callback cannot kill the loop (websocket-client's rule)
                 log.exception("notification callback %r failed", callback)
             del item, callback, args
+            self.ran += 1
+            if self._waiters:  # (catch_up counts itself in before it reads ran: no wake-up is lost)
+                self._woke()
 
     def close(self, timeout: float = 5.0) -> None:
         """Run what was handed in already, then stop the thread and join it."""
@@ -153,6 +190,9 @@ class Dispatcher:
             if self._queue is not None:
                 self._queue.put(None)
         join(self.thread, timeout)
+        with self._ran:  # (a callback stuck past the timeout must not hold up its waiters too)
+            self._stopped = True
+            self._ran.notify_all()
 
 
 class Readers:
@@ -167,6 +207,11 @@ class Readers:
     threads, requests go to the worker pool instead and the leader reads on.
     (Measured in benchmarks/stdio.py: the hand-off to a pool thread was the
     largest cost of a sequential call.)
+
+    The thread that called ``serve_forever`` is not one of them: it waits in
+    :meth:`wait` for the end of the stream, then closes the session. So no
+    handler, however stuck, can keep it from giving the grace period and
+    cancelling, and it is never inside a read or write when a signal comes.
     """
 
     def __init__(self, session: Any) -> None:
@@ -177,12 +222,30 @@ class Readers:
         self.threads: list = []
         self.eof = False
         self.error: Optional[ConnectionClosed] = None
+        #: The ident of the thread that took the read lock last (it may be blocked in read()).
+        self.reading: Optional[int] = None
+        self._ended = threading.Event()
 
-    def run(self) -> Optional[ConnectionClosed]:
-        """Take turns reading and handling until the stream ends; return why it ended."""
+    def serve(self) -> Optional[ConnectionClosed]:
+        """Start the first reading thread and wait until the stream ends (or :meth:`stop`);
+        return why it ended. (On the main thread a signal's handler runs within the wait.)"""
+        with self.state:
+            self.threads.append(start_thread(self.run, "handler"))
+        self._ended.wait()
+        return self.error
+
+    def stop(self) -> Optional[int]:
+        """Read no more; return the ident of a thread that may be blocked in a read now, for the
+        caller to wake (or None). Plain stores only, so a signal handler may call it."""
+        was_eof, self.eof = self.eof, True
+        return None if was_eof else self.reading
+
+    def run(self) -> None:
+        """Take turns reading and handling until the stream ends."""
         session = self.session
         read, state, read_lock = session.transport.read, self.state, self.read_lock
         max_workers = session.max_workers
+        me = threading.get_ident()
         while True:
             with state:
                 self.waiting += 1
@@ -191,20 +254,24 @@ class Readers:
                 self.waiting -= 1
             if self.eof:
                 read_lock.release()
-                return self.error
+                self._ended.set()
+                return
+            self.reading = me
             try:
                 message = read()
             except Exception as exc:  # a transport failing is the end of the stream
                 log.debug("%s: reader stopped: %r", session.name, exc)
                 self.error, message = ConnectionClosed(f"the connection failed: {exc}"), None
-            except BaseException:  # Ctrl-C / SIGTERM: the others must not wait for the lock forever
+            except BaseException:  # the others must not wait for the lock forever
                 self.eof = True
                 read_lock.release()
+                self._ended.set()
                 raise
             if message is None:
                 self.eof = True
                 read_lock.release()
-                return self.error
+                self._ended.set()
+                return
             try:
                 ctx = session.accept(message)  # responses and notifications: handled right here
             except BaseException:
@@ -225,8 +292,11 @@ class Readers:
             read_lock.release()
             session.run(ctx)
 
-    def join(self) -> None:
-        """Join the helper threads (after end of stream they leave at once; a stream closed
-        under a blocked read, as on Ctrl-C, may leave one stuck in it: it is a daemon)."""
-        for thread in list(self.threads):
-            join(thread, 5.0 if self.eof else 0.1)
+    def join(self, timeout: float) -> None:
+        """Join the threads within ``timeout`` seconds in all (after the end of the stream each
+        leaves once its handler returns; one stuck in user code is left behind: it is a daemon)."""
+        deadline = time.monotonic() + timeout
+        with self.state:
+            threads = list(self.threads)
+        for thread in threads:
+            join(thread, max(0.0, deadline - time.monotonic()))

@@ -5,8 +5,10 @@ test is about one mechanism: correlation, errors, cancellation, progress,
 batches, and the end of the stream.
 """
 
+import queue
 import signal
 import threading
+import time
 
 import pytest
 
@@ -313,6 +315,84 @@ def test_a_batch_whose_one_result_is_not_json_still_gets_every_answer():
             assert by_id[1].code == jsonrpc.INTERNAL_ERROR and "JSON" in by_id[1].message
             if 2 in by_id:
                 assert by_id[2].result == {"n": 2}
+    finally:
+        end.close()
+        session.close()
+
+
+def test_notifications_sent_before_an_answer_have_run_before_the_call_returns(pair):
+    """What the peer sent before its answer (progress, logs) reaches its callbacks, and they
+    have returned, before the request that the answer is for returns."""
+    a, b = pair
+
+    def chatty(params, ctx):
+        for i in range(5):
+            ctx.report_progress(i + 1, 5)
+            ctx.session.notify("notifications/message", {"data": i})
+        return {}
+
+    b.handlers["chatty"] = chatty
+    logs, progress = [], []
+
+    def slow_log(params):
+        time.sleep(0.001)  # (a callback with some work to do: the reader outruns it)
+        logs.append(params["data"])
+
+    a.notification_handlers["notifications/message"] = slow_log
+    for call in range(30):
+        assert a.request("chatty", on_progress=lambda p, t, m: progress.append(p)) == {}
+        assert logs[-5:] == list(range(5)) and len(logs) == 5 * (call + 1), f"call {call}: {logs}"
+        assert progress[-5:] == [1, 2, 3, 4, 5] and len(progress) == 5 * (call + 1), f"call {call}"
+
+
+def test_a_callback_may_wait_for_an_answer_read_behind_other_notifications(pair):
+    """A notification callback that makes a request (and so waits on the dispatcher's own
+    thread) gets its answer: it does not wait for the callbacks queued behind itself."""
+    a, b = pair
+    answers = queue.Queue()
+    b.handlers["poke"] = lambda params, ctx: (ctx.session.notify("notifications/poked"),
+                                              ctx.session.notify("notifications/later"), {})[2]
+    a.notification_handlers["notifications/poked"] = lambda params: answers.put(a.request("ping", timeout=5))
+    a.notification_handlers["notifications/later"] = lambda params: None
+    assert a.request("poke") == {}
+    assert answers.get(timeout=10) == {}
+
+
+def test_a_request_id_reused_right_after_its_answer_is_served():
+    """A peer that reuses an id once it has its answer (some clients always send id 1)
+    is served, even while the old request's answer is still being written."""
+
+    class SlowToFinishWrites(memory.MemoryTransport):
+        """A real memory end whose writes return only once the session has taken in the next
+        message (it reads again): the window between an answer leaving and its request being
+        over, held open."""
+
+        def __init__(self, inbox, outbox):
+            super().__init__(inbox, outbox)
+            self.next_read = threading.Event()
+
+        def read(self):
+            self.next_read.set()
+            message = super().read()
+            if message is None:  # the end of the stream lets the last write return too
+                self.next_read.set()
+            return message
+
+        def write(self, message, related_to=None):
+            self.next_read.clear()
+            super().write(message, related_to)
+            self.next_read.wait(5)
+
+    end, plain = memory.pair()
+    slow = SlowToFinishWrites(plain._inbox, plain._outbox)
+    session = Session(slow)
+    session.handlers["echo"] = lambda params, ctx: params
+    session.start()
+    try:
+        for n in range(3):
+            end.write(jsonrpc.Request(1, "echo", {"n": n}))
+            reply = end.read()
+            assert type(reply) is jsonrpc.Response and reply.result == {"n": n}, reply
     finally:
         end.close()
         session.close()

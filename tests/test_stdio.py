@@ -270,6 +270,15 @@ def test_progress_notifications_reach_the_callback():
     assert progress == [(i, 5, f"step {i}") for i in range(1, 6)]
 
 
+def test_every_progress_report_has_reached_the_callback_when_call_tool_returns():
+    """The progress a server sent before its result runs its callback before the call returns."""
+    with start_testing_server() as client:
+        for call_number in range(30):
+            progress = []
+            client.call_tool("count", {"n": 5}, on_progress=lambda p, t, m: progress.append(p))
+            assert progress == [1, 2, 3, 4, 5], f"call {call_number}: {progress}"
+
+
 def test_close_stops_a_server_that_ignores_stdin_eof():
     """spec basic/lifecycle "Shutdown": close stdin, wait, SIGTERM, then SIGKILL."""
     code = ("import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN);"

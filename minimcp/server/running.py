@@ -45,31 +45,56 @@ def run(server: "Server", transport: str, host: str, port: int, websocket_path: 
 def run_stdio(server: "Server") -> None:
     """Serve one client on this process's stdin/stdout until stdin closes, SIGTERM or Ctrl-C.
 
-    SIGTERM becomes ``KeyboardInterrupt`` so both end the same way; a parent
-    that dies without closing our stdin is noticed too (``watch_parent``).
-    Signals can be set only on the main thread, so elsewhere neither is done.
+    At the end of stdin, the requests read get the session's grace period to
+    be answered. SIGTERM and Ctrl-C (SIGINT, unless the process ignores it)
+    cancel what is in flight at once; either way the call returns, so the
+    process exits 0, quietly. A parent that dies without closing our stdin is
+    noticed too (``watch_parent``). Signals can be set only on the main
+    thread, so elsewhere neither is done.
     """
     from ..transports.stdio import StdioTransport, watch_parent
 
+    transport = StdioTransport.for_current_process()
+    session = server.open_connection(transport).session
+    stopped: List[int] = []
+
+    def on_signal(signum: int, frame: Any) -> None:
+        # This runs on the main thread between two bytecodes, perhaps inside a
+        # buffered read or write: raising here (as KeyboardInterrupt would) could
+        # leave a file object's lock taken, and finalization then dies on it
+        # ("_enter_buffered_busy"). So it only sets flags, and ends stdin.
+        if stopped:  # (the signal it sends below lands here again)
+            return
+        stopped.append(signum)
+        reading = session.stop()
+        transport.end_input()
+        if reading is not None and hasattr(signal, "pthread_kill"):
+            try:  # a read blocked on the old stdin: interrupted, it is retried on /dev/null
+                signal.pthread_kill(reading, signum)
+            except OSError:  # (that thread has just ended)
+                pass
+
     in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt) if in_main else None
+    previous = {}
+    if in_main:
+        previous[signal.SIGTERM] = signal.signal(signal.SIGTERM, on_signal)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # (an ignored SIGINT stays so)
+            previous[signal.SIGINT] = signal.signal(signal.SIGINT, on_signal)
     stop_watching = watch_parent(lambda: os.kill(os.getpid(), signal.SIGTERM)) if in_main else None
     try:
-        server.serve(StdioTransport.for_current_process(), background=False)
-    except KeyboardInterrupt:
+        session.serve_forever()
+        if stopped:
+            log.info("%s; shut down", signal.Signals(stopped[0]).name)
+    except KeyboardInterrupt:  # (a SIGINT handler of the caller's own)
         log.info("interrupted; shutting down")
-        for connection in server.connections():
-            connection.session.close()
+        session.stop()
+        session.close()
     finally:
         if stop_watching is not None:
             stop_watching()
-        if in_main:
-            signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         server.log_bridge.uninstall()
-
-
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
 
 
 def _not_found(environ: dict, start_response: Callable) -> List[bytes]:

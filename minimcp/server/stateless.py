@@ -232,7 +232,7 @@ def listen(connection: Any, params: dict, ctx: Any) -> dict:
     server.subscriptions.add(subscription)
     try:
         subscription.send("notifications/subscriptions/acknowledged", {"notifications": honoured})
-        ctx.cancelled.wait()
+        ctx.hold_open()  # (cancelled at once when the client goes away: no grace to wait out)
     finally:
         server.subscriptions.discard(subscription)
     return {"_meta": {SUBSCRIPTION_KEY: ctx.request_id}}

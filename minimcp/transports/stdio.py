@@ -57,6 +57,7 @@ class StdioTransport(Transport):
         self._closed = False
         self._stuck = False  # close() found a write blocked on a full pipe
         self._restore: Optional[Callable[[], None]] = None
+        self._input_fd: Optional[int] = None  # this process's stdin, for end_input()
 
     @classmethod
     def for_current_process(cls) -> "StdioTransport":
@@ -77,7 +78,24 @@ class StdioTransport(Transport):
             sys.stdout = saved_stdout
 
         transport._restore = restore
+        transport._input_fd = sys.stdin.fileno()
         return transport
+
+    def end_input(self) -> None:
+        """Make this process's stdin read as ended: the next read, and one blocked now once a
+        signal interrupts it, sees end of stream (what a server does on SIGTERM).
+
+        It points the stdin file descriptor at ``/dev/null`` and touches no Python
+        file object or lock, so a signal handler may call it even while a read or a
+        write is under way on its own thread. Only for ``for_current_process()``.
+        """
+        if self._input_fd is None:
+            return
+        null = os.open(os.devnull, os.O_RDONLY)
+        try:
+            os.dup2(null, self._input_fd)
+        finally:
+            os.close(null)
 
     def read(self) -> Optional[jsonrpc.Parsed]:
         """Return the next message, or ``None`` at end of stream."""
