@@ -188,6 +188,8 @@ class Incoming:
 
     def cancel_held(self) -> None:
         """The session ends: cancel every request held open for the peer, now and from now on."""
+        if not self._holding:  # (done already: the end of the stream and close() both call it)
+            return
         with self._lock:
             self._holding = False
             held, self._held = self._held, set()
@@ -269,7 +271,7 @@ class Outgoing:
         self._ids = itertools.count(1)
         self._pending: Dict[Any, _Pending] = {}
         self._lock = threading.Lock()
-        self._refusal: Optional[ConnectionClosed] = None
+        self._refusing = False
         #: Why the connection ended (set once, by :meth:`close`); None while it is open.
         self.closed_error: Optional[ConnectionClosed] = None
 
@@ -289,7 +291,7 @@ class Outgoing:
         """
         pending = _Pending(method, on_progress, cancellable)
         with self._lock:
-            refusal = self.closed_error or self._refusal
+            refusal = self.closed_error or (ConnectionClosed("the session is closed") if self._refusing else None)
             if refusal is not None:
                 raise refusal
             if request_id is None:
@@ -328,10 +330,9 @@ class Outgoing:
             pending.future.set_exception(RPCError(response.code, response.message, response.data))
         return True
 
-    def refuse_new(self, error: ConnectionClosed) -> None:
+    def refuse_new(self) -> None:
         """Accept no new request (the session is closing); those waiting go on waiting."""
-        with self._lock:
-            self._refusal = error
+        self._refusing = True  # (one store: the error is made only if a request comes)
 
     def close(self, error: ConnectionClosed) -> ConnectionClosed:
         """The connection ended: fail every waiting request at once with ``error`` (the first

@@ -345,7 +345,7 @@ class Session(Outbound):
         """
         with self._lock:
             first, self._closing = not self._closing, True
-        self._outgoing.refuse_new(ConnectionClosed("the session is closed"))
+        self._outgoing.refuse_new()
         if not first:
             if not self._is_own_thread():  # never wait for ourselves: the first closer joins us
                 self._closed.wait(10.0)
@@ -354,7 +354,8 @@ class Session(Outbound):
                 self._shut_down(grace)
             finally:
                 self._closed.set()
-        join(self._reader, 5.0)
+        if self._reader is not None:
+            join(self._reader, 5.0)
 
     def _is_own_thread(self) -> bool:
         current = threading.current_thread()
@@ -368,7 +369,8 @@ class Session(Outbound):
             ctx.cancelled.set()
         stragglers = time.monotonic() + STRAGGLERS
         self.transport.close()
-        join(self._reader, 5.0)
+        if self._reader is not None:
+            join(self._reader, 5.0)
         self._connection_lost(ConnectionClosed("the session was closed"))
         self._dispatcher.close(5.0)
         if self._own_workers:

@@ -187,8 +187,12 @@ class Dispatcher:
         """Run what was handed in already, then stop the thread and join it."""
         with self._lock:
             self._closed = True
-            if self._queue is not None:
+            started = self._queue is not None
+            if started:
                 self._queue.put(None)
+        if not started:  # (most sessions of an HTTP server get no notification: nothing to stop)
+            self._stopped = True
+            return
         join(self.thread, timeout)
         with self._ran:  # (a callback stuck past the timeout must not hold up its waiters too)
             self._stopped = True
