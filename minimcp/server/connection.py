@@ -274,14 +274,14 @@ class ServerConnection:
 def too_deep(value: Any, limit: int) -> bool:
     """Is ``value`` (JSON) nested deeper than ``limit`` arrays and objects? Walked without recursion,
     so the answer itself cannot overflow the stack."""
-    stack = [(value, 1)]
+    stack = [(value, 1)]  # only containers go on it: flat arguments (the usual case) cost one loop
     while stack:  # bounded: each value of the document is looked at once
         item, depth = stack.pop()
-        kind = type(item)
-        if kind is dict or kind is list:
-            if depth > limit:
-                return True
-            stack.extend((child, depth + 1) for child in (item.values() if kind is dict else item))
+        if depth > limit:
+            return True
+        for child in (item.values() if type(item) is dict else item):
+            if type(child) is dict or type(child) is list:
+                stack.append((child, depth + 1))
     return False
 
 

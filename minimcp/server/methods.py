@@ -62,7 +62,8 @@ def guarded(method: str, answer: Callable[[Any, dict, Context], Any], era: str) 
     def handler(params: dict, ctx: Context) -> Any:
         connection = ctx.session.owner
         meta = params.get("_meta")
-        check_meta(meta)
+        if meta is not None:  # (most requests have none: no call for them)
+            check_meta(meta)
         if meta is not None and VERSION_KEY in meta:  # a stateless request
             if handshake_only:
                 raise RPCError(METHOD_NOT_FOUND, f"Method not found: {method} "
