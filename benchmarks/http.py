@@ -92,6 +92,9 @@ import tempfile  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 
+sys.path.append(HERE)  # (at the end: this folder's http.py must not shadow the standard library's)
+from trees import copy_package, git_commit  # noqa: E402
+
 PARTS = os.path.join(HERE, "http_parts")
 REPO = os.path.dirname(HERE)
 DEFAULT_MCP_PYTHON = os.path.join(HERE, ".venv-mcp", "bin", "python")
@@ -274,27 +277,6 @@ def minimcp_version(root):
     return match.group(1) if match else "?"
 
 
-def git_commit(root):
-    """``root``'s commit, "+ changes" if its minimcp/ differs from it; "" outside git."""
-    def git(*args):
-        out = subprocess.run(["git", "-C", root, *args], capture_output=True, text=True)
-        return out.stdout.strip() if out.returncode == 0 else None
-    commit = git("rev-parse", "--short", "HEAD")
-    if not commit:
-        return ""
-    return f", git {commit}" + (" + uncommitted changes" if git("status", "--porcelain", "--", "minimcp") else "")
-
-
-def copy_package(root, workdir, name):
-    """Copy ``root``'s minimcp package (no ``__pycache__``) to ``workdir/name``; return that directory.
-
-    The baseline is imported from this copy, so running it writes no .pyc files into ``root``
-    (a checkout that is not ours to touch).
-    """
-    target = os.path.join(workdir, name)
-    shutil.copytree(os.path.join(root, "minimcp"), os.path.join(target, "minimcp"),
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    return target
 
 
 # -- measuring --------------------------------------------------------------------------

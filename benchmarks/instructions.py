@@ -47,6 +47,8 @@ import sys
 import tempfile
 import threading
 
+from trees import git_commit
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PARTS = os.path.join(HERE, "stdio_parts")
 REPO = os.path.dirname(HERE)
@@ -89,16 +91,6 @@ def make_venv(workdir, name, minimcp_root=None):
         subprocess.run([python, "-m", "compileall", "-q", package], check=True)
     return python
 
-
-def git_commit(root):
-    """``root``'s commit, "+ changes" if its minimcp/ differs from it; "" outside git."""
-    def git(*args):
-        out = subprocess.run(["git", "-C", root, *args], capture_output=True, text=True)
-        return out.stdout.strip() if out.returncode == 0 else None
-    commit = git("rev-parse", "--short", "HEAD")
-    if not commit:
-        return ""
-    return f", git {commit}" + (" + uncommitted changes" if git("status", "--porcelain", "--", "minimcp") else "")
 
 
 # -- counting ---------------------------------------------------------------------------

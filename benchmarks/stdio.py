@@ -95,6 +95,7 @@ BASELINE = "minimcp@baseline"  # the contender name of --baseline DIR's minimcp
 
 sys.path.insert(0, PARTS)
 from raw_client import RawClient  # noqa: E402
+from trees import copy_package, git_commit  # noqa: E402
 
 # The targets from the issue, for minimcp.
 SERVER_CALLS_TARGET = 0.70   # server calls/s >= 0.70x the floor's
@@ -160,27 +161,6 @@ def minimcp_version(root):
     return match.group(1) if match else "?"
 
 
-def git_commit(root):
-    """``root``'s commit, "+ changes" if its minimcp/ differs from it; "" outside git."""
-    def git(*args):
-        out = subprocess.run(["git", "-C", root, *args], capture_output=True, text=True)
-        return out.stdout.strip() if out.returncode == 0 else None
-    commit = git("rev-parse", "--short", "HEAD")
-    if not commit:
-        return ""
-    return f", git {commit}" + (" + uncommitted changes" if git("status", "--porcelain", "--", "minimcp") else "")
-
-
-def copy_package(root, workdir, name):
-    """Copy ``root``'s minimcp package (no ``__pycache__``) to ``workdir/name``; return that directory.
-
-    The baseline is imported from this copy, so running it writes no .pyc files into ``root``
-    (a checkout that is not ours to touch); the first, untimed, start compiles the copy.
-    """
-    target = os.path.join(workdir, name)
-    shutil.copytree(os.path.join(root, "minimcp"), os.path.join(target, "minimcp"),
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    return target
 
 
 # -- measuring --------------------------------------------------------------------------
