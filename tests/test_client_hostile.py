@@ -187,8 +187,8 @@ def test_the_timeout_bounds_the_whole_handshake():
     client = Client(server.client_end, timeout=1.0)
     started = time.monotonic()
     try:
-        with pytest.raises(Timeout):
-            client.initialize()
+        with pytest.raises(Timeout, match=r"the handshake got no answer in 1\.0s \(server/discover, then initialize\)"):
+            client.initialize()  # the whole wait is named, not initialize's half of it
     finally:
         client.close()
     assert time.monotonic() - started < 1.8  # before: the probe's 1 s, then initialize's 1 s

@@ -491,3 +491,28 @@ def test_idle_sessions_end_and_their_clients_start_again():
             Raw(running.url).close()  # a sweep: but an open GET stream means the client is alive
             assert client.call_tool("echo", {"text": "again"}).text == "again"
             assert client.session.transport.session_id == session_id
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_a_closed_client_leaves_no_connection_open(version):
+    """close() closes the client's kept-alive connections at once, not when the garbage
+    collector comes (urllib3 2.8 drops its pools unclosed): each held a server thread."""
+    import gc
+
+    server = make_server()
+    with BackgroundServer(server.wsgi_app()) as running:
+        gc.disable()  # what is left open must be closed by close(), not collected
+        try:
+            client = minimcp.connect(running.url + "/mcp", protocol=version)
+            with pytest.raises(minimcp.Timeout):  # a timed-out call: its traceback makes a cycle
+                client.call_tool("hold", {"seconds": 5}, timeout=0.2)
+            assert client.call_tool("echo", {"text": "x"}).text == "x"
+            serving = [t for t in threading.enumerate()
+                       if t.name.startswith("minimcp-http-") and not t.name.startswith("minimcp-http-accept")]
+            assert serving
+            client.close()
+            for thread in serving:  # each ends when its client's socket closes
+                thread.join(10)
+            assert [t.name for t in serving if t.is_alive()] == []
+        finally:
+            gc.enable()

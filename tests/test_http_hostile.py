@@ -295,3 +295,30 @@ def test_at_the_session_cap_idle_sessions_go_first_then_503():
         finally:
             for raw in (first, second, third):
                 raw.close()
+
+
+def test_run_http_passes_max_connections_to_the_built_in_server():
+    """``server.run("http", max_connections=1)``: the cap is the server's, not an unknown app option."""
+    import os
+    import subprocess
+
+    from conftest import EXAMPLES, PY
+    from test_http import _free_port, _wait_until_listening
+
+    port = _free_port()
+    code = (f"import sys; sys.path.insert(0, {EXAMPLES!r}); from weather_server import server; "
+            f"server.run('http', port={port}, max_connections=1)")
+    proc = subprocess.Popen([PY, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=dict(os.environ, PYTHONPATH=os.path.dirname(EXAMPLES)))
+    try:
+        _wait_until_listening(proc, port)
+        with requests.get(f"http://127.0.0.1:{port}/sse", headers={"Accept": "text/event-stream"},
+                          stream=True, timeout=10) as busy:  # the one connection, not idle
+            assert busy.raw.read(1)
+            refused = requests.post(f"http://127.0.0.1:{port}/mcp", data=json.dumps(INIT), timeout=10,
+                                    headers={"Accept": ACCEPT, "Content-Type": "application/json"})
+            assert refused.status_code == 503
+    finally:
+        proc.terminate()
+        assert proc.wait(20) == 0
+        proc.stderr.close()

@@ -16,7 +16,7 @@ import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 from .. import __version__
-from ..errors import CapabilityError, ProtocolError
+from ..errors import CapabilityError, ProtocolError, Timeout
 from ..protocol.levels import LOG_LEVELS
 from ..protocol.stateless import SERVER_INFO_KEY
 from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSION, PROTOCOL_VERSION, knows
@@ -187,12 +187,20 @@ class Client:
                 self.session.transport.negotiated(MODERN_VERSION)
                 self._relisten()  # list-change callbacks need a listen request in this era
                 return discovered
-        result = self.session.request("initialize", {
-            "protocolVersion": self.protocol if self.protocol in LEGACY_VERSIONS else PROTOCOL_VERSION,
-            "capabilities": self.capabilities(),
-            "clientInfo": self.client_info,
-        }, timeout=max(deadline - time.monotonic(), 0.01), cancellable=False)  # never cancelled (spec
-        # basic/utilities/cancellation); what the probe left of the deadline
+        try:
+            result = self.session.request("initialize", {
+                "protocolVersion": self.protocol if self.protocol in LEGACY_VERSIONS else PROTOCOL_VERSION,
+                "capabilities": self.capabilities(),
+                "clientInfo": self.client_info,
+            }, timeout=max(deadline - time.monotonic(), 0.01), cancellable=False)  # never cancelled (spec
+            # basic/utilities/cancellation); what the probe left of the deadline
+        except Timeout:
+            if self.protocol != "auto":
+                raise
+            # Say the whole wait, not initialize's part of it: the user gave one timeout.
+            raise Timeout(f"the handshake got no answer in {timeout or self.session.timeout:.1f}s "
+                          "(server/discover, then initialize); is the server slow to start? "
+                          "Pass a longer timeout=") from None
         version = wire.field(wire.result("initialize", result), "protocolVersion", str, "initialize")
         if version not in LEGACY_VERSIONS:
             raise ProtocolError(f"the server chose protocol version {version!r}; minimcp speaks "

@@ -176,7 +176,7 @@ class StreamableHTTPTransport(Transport):
         for reader in readers:
             join(reader, 5.0)
         self._posters.shutdown(timeout=5.0)
-        self.http.close()
+        close_http(self.http)
         self._inbox.put(None)
 
     def negotiated(self, version: str) -> None:
@@ -436,6 +436,22 @@ def abort(response: "requests.Response") -> None:
     except (AttributeError, OSError):
         pass
     response.close()
+
+
+def close_http(http: "requests.Session") -> None:
+    """Close a ``requests`` session and its idle pooled connections, now.
+
+    ``Session.close()`` empties urllib3's pool manager, but urllib3 2.8 no longer
+    closes the pools it drops: their kept-alive sockets stayed open until the
+    garbage collector came, each holding a thread of the server.
+    """
+    for adapter in http.adapters.values():
+        pools = getattr(getattr(adapter, "poolmanager", None), "pools", None)
+        for key in list(pools.keys()) if pools is not None else []:
+            pool = pools.get(key)
+            if pool is not None:
+                pool.close()
+    http.close()
 
 
 def _error_answer(response: "requests.Response", request_ids: Set[Any]) -> Optional[ErrorResponse]:

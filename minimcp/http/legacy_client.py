@@ -21,7 +21,7 @@ from ..errors import ConnectionClosed
 from ..protocol.jsonrpc import Request
 from ..threads import join, start_thread
 from ..transports import Transport
-from .client import abort, arriving, http_error
+from .client import abort, arriving, close_http, http_error
 
 log = get_logger(__name__)
 
@@ -52,11 +52,11 @@ class SSETransport(Transport):
         try:
             self._stream = self.http.get(url, stream=True, timeout=timeout, headers={"Accept": "text/event-stream"})
         except requests.RequestException as exc:
-            self.http.close()
+            close_http(self.http)
             raise ConnectionClosed(f"cannot reach the MCP server at {url}: {exc}") from exc
         if self._stream.status_code != 200:
             self._stream.close()
-            self.http.close()
+            close_http(self.http)
             raise ConnectionClosed(f"{url} answered HTTP {self._stream.status_code} to the SSE GET; "
                                    f"is it an MCP server's SSE endpoint?")
         self._reader = start_thread(self._read_events, "sse-legacy")
@@ -117,7 +117,7 @@ class SSETransport(Transport):
         self._closed = True
         abort(self._stream)
         join(self._reader, 5.0)
-        self.http.close()
+        close_http(self.http)
 
     def closed_error(self) -> ConnectionClosed:
         """The error pending calls get when the stream ends."""

@@ -28,14 +28,16 @@ def run(server: "Server", transport: str, host: str, port: int, websocket_path: 
         ValueError: ``transport`` is not ``"stdio"``, ``"http"`` or ``"websocket"``.
     """
     if transport in ("http", "websocket"):
-        from ..http.wsgiserver import serve
+        from ..http.wsgiserver import MAX_CONNECTIONS, serve
 
+        max_connections = options.pop("max_connections", MAX_CONNECTIONS)  # the server's; the rest the app's
         if transport == "websocket":
             websocket_path = websocket_path or "/ws"
             app: Any = _not_found
         else:
             app = server.wsgi_app(**options)
-        serve(app, host, port, websockets={websocket_path: server} if websocket_path else None)
+        serve(app, host, port, websockets={websocket_path: server} if websocket_path else None,
+              max_connections=max_connections)
         return
     if transport != "stdio":
         raise ValueError(f"unknown transport {transport!r}; use 'stdio', 'http' or 'websocket'")
