@@ -458,8 +458,10 @@ class Server:
 
         ``"http"`` serves :meth:`wsgi_app` (``options`` go to it) on the
         built-in threaded server at ``http://host:port/mcp`` until Ctrl-C or
-        SIGTERM, then stops gracefully. It binds 127.0.0.1 unless told
-        otherwise; a public host needs ``allowed_hosts=[...]`` too.
+        SIGTERM, then stops gracefully, and says where on stderr
+        (``serving MCP at http://127.0.0.1:8000/mcp``; ``quiet=True`` does not).
+        It binds 127.0.0.1 unless told otherwise; a public host needs
+        ``allowed_hosts=[...]`` too.
         ``websocket_path="/ws"`` also serves WebSocket there (not an MCP
         standard transport); ``"websocket"`` serves only that, at ``/ws``.
         """
