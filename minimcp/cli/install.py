@@ -21,7 +21,7 @@ from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple
 
 from ..client.hosts import HOSTS, host, installed_servers, make_entry, plan_install
 from .command_line import EXIT_OK, EXIT_USAGE, LOCAL_COMMANDS, UsageError
-from .output import _dump, _emit
+from .output import _dump, _emit, show_logs
 
 SUMMARIES = LOCAL_COMMANDS
 
@@ -210,6 +210,7 @@ def load_server(spec: str) -> Any:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """``minimcp run``: import the file and serve its Server until stopped."""
+    show_logs(quiet=args.quiet)  # the server's warnings and errors, on stderr (never stdout)
     if args.transport == "stdio":
         # stdout is the protocol's: whatever the module prints as it loads goes to stderr.
         real_stdout, sys.stdout = sys.stdout, sys.stderr
