@@ -72,3 +72,11 @@ def test_run_http_quiet_says_nothing():
         proc.terminate()
         out, err = proc.communicate(timeout=20)
     assert proc.returncode == 0 and "serving MCP" not in err and out == ""
+
+
+def test_the_cli_warns_when_it_falls_back_to_http_sse():
+    with BackgroundServer(minimcp.Server("old").wsgi_app(path="/new", sse_path="/old")) as running:
+        out = cli("info", running.url + "/old", "--timeout", "10")
+    assert out.returncode == 0, out.stderr
+    assert "server        old" in out.stdout
+    assert "minimcp: WARNING: " in out.stderr and "deprecated 2024-11-05 HTTP+SSE transport" in out.stderr

@@ -132,7 +132,10 @@ def _connect_url(url: str, kind: Optional[str], headers: Optional[Dict[str, str]
         log.info("%s refused Streamable HTTP (%s); trying the 2024-11-05 HTTP+SSE transport", url, exc)
         refused = exc
     try:
-        return _start(Client(SSETransport(url, headers=headers, auth=auth, timeout=timeout), **options))
+        client = _start(Client(SSETransport(url, headers=headers, auth=auth, timeout=timeout), **options))
+        log.warning("%s speaks only the deprecated 2024-11-05 HTTP+SSE transport (Streamable HTTP was refused: "
+                    "%s); connected over it", url, refused.message)
+        return client
     except ConnectionClosed as fallback:
         # Neither transport is there: what the URL answered is the news, not the fallback's
         # failure (a wrong path is the usual cause: say which URL and which status).
