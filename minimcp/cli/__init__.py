@@ -40,9 +40,9 @@ import sys
 from typing import Optional, Sequence
 
 from .. import __version__
-from .command_line import (EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_SERVER, EXIT_USAGE, UsageError, build_parser,
-                           convert_arguments, parse_args, parse_value, split_pairs, wants_string)
-from . import install
+from .command_line import (EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_SERVER, EXIT_USAGE, LOCAL_COMMANDS,
+                           UsageError, build_parser, convert_arguments, parse_args, parse_value, split_pairs,
+                           wants_string)
 from .commands import COMMANDS, explain, run
 from .output import ProgressBar, format_result, render_progress, signature
 
@@ -58,10 +58,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     Args:
         argv: the arguments after the program name (default: ``sys.argv[1:]``).
     """
-    argv = sys.argv[1:] if argv is None else argv
-    args = install.maybe_parse(argv) or parse_args(argv)  # install, servers, run: no server to connect to
+    argv = list(sys.argv[1:] if argv is None else argv)
+    local = bool(argv) and argv[0] in LOCAL_COMMANDS  # install, servers, run: no server to connect to
+    if local:
+        from . import install  # late: the other commands never need it
+    args = install.parse(argv) if local else parse_args(argv)
     try:
-        status = install.run(args) if args.command in install.SUMMARIES else run(args)
+        status = install.run(args) if local else run(args)
         sys.stdout.flush()  # here, so a closed pipe is caught below
         return status
     except KeyboardInterrupt:

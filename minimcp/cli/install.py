@@ -17,7 +17,7 @@ import argparse
 import importlib.util
 import os
 import sys
-from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NoReturn, Sequence, Tuple
 
 from ..client.hosts import HOSTS, host, installed_servers, make_entry, plan_install
 from .command_line import EXIT_OK, EXIT_USAGE, LOCAL_COMMANDS, UsageError
@@ -223,8 +223,3 @@ def cmd_run(args: argparse.Namespace) -> int:
         server = load_server(args.file)
         server.run("http", host=args.host, port=args.port, quiet=args.quiet)
     return EXIT_OK
-
-
-def maybe_parse(argv: Sequence[str]) -> Optional[argparse.Namespace]:
-    """``parse(argv)`` when it names one of this module's commands, else None."""
-    return parse(argv) if argv and argv[0] in SUMMARIES else None

@@ -24,7 +24,6 @@ different entry of the same name unless told to (``force``). JSONC comments
 in the old file are not kept in the new one (the backup has them).
 """
 
-import difflib
 import json
 import os
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -105,6 +104,8 @@ class Change:
 
     def diff(self) -> str:
         """The change as a unified diff (what ``--dry-run`` prints)."""
+        import difflib  # late: only a dry run shows one
+
         before = (self.before or "").splitlines(keepends=True)
         label = self.path if self.before is not None else "/dev/null"
         return "".join(difflib.unified_diff(before, self.after.splitlines(keepends=True), label, self.path))
