@@ -106,14 +106,15 @@ def cmd_install(args: argparse.Namespace) -> int:
         command, url = [], args.server
         default_name = (args.server.split("//", 1)[1].split("/", 1)[0].split(":")[0]).replace(".", "-")
     elif args.server:
-        if not os.path.isfile(split_spec(args.server)[0]):
+        path, attribute = split_spec(args.server)
+        if not os.path.isfile(path):
             raise UsageError(f"no such file: {args.server!r} (a command goes after --: "
                              f"'minimcp install {args.host} -- {args.server} ...')")
         # This Python, so the host starts the server with minimcp installed; `minimcp run`,
         # so the file needs no __main__ block.
-        path, attribute = split_spec(args.server)
-        command = [sys.executable, "-m", "minimcp", "run", os.path.abspath(path) + (f":{attribute}" if attribute else "")]
-        default_name = os.path.splitext(os.path.basename(split_spec(args.server)[0]))[0]
+        spec = os.path.abspath(path) + (f":{attribute}" if attribute else "")
+        command = [sys.executable, "-m", "minimcp", "run", spec]
+        default_name = os.path.splitext(os.path.basename(path))[0]
     else:
         raise UsageError(f"no server given: 'minimcp install {args.host} server.py', a URL, "
                          f"or a command after --")
