@@ -16,4 +16,6 @@ with minimcp.connect([sys.executable, server]) as client:
         print(f"  tool {tool.name}: {tool.description}")
     result = client.call_tool("get_weather", {"city": "Kraków"})
     print(result.text)                        # joined text blocks
-    print(result.structured)                  # structuredContent, or None
+    forecast = client.call_tool("get_forecast", {"city": "Kraków", "days": 2})
+    for day in forecast.structured["days"]:   # structuredContent: data, for code
+        print(f"  day {day['day']}: {day['celsius']}°C, {day['sky']}")

@@ -237,11 +237,12 @@ def test_unknown_vscode_variables_are_refused(project):
 
 
 def test_default_search_order(project, home):
-    """Project files first (.mcp.json, .vscode, .cursor), then the user's (Claude Desktop, Cursor, Claude Code)."""
+    """Project files first (.mcp.json, .vscode, .cursor), then the user's (Claude Desktop, Cursor, Claude Code, VS Code)."""
     files = [(project / ".mcp.json", "mcpServers"), (project / ".vscode" / "mcp.json", "servers"),
              (project / ".cursor" / "mcp.json", "mcpServers"),
              (home / ".config" / "Claude" / "claude_desktop_config.json", "mcpServers"),
-             (home / ".cursor" / "mcp.json", "mcpServers"), (home / ".claude.json", "mcpServers")]
+             (home / ".cursor" / "mcp.json", "mcpServers"), (home / ".claude.json", "mcpServers"),
+             (home / ".config" / "Code" / "User" / "mcp.json", "servers")]
     assert config_paths() == [str(path) for path, _ in files]
     for index, (path, key) in enumerate(files):
         write(path, {key: {"shared": {"command": f"from-{index}"}}})

@@ -21,7 +21,8 @@ def test_quickstart_lists_tools_and_calls_one():
         "  tool get_weather: Get the current weather for a city.",
         "  tool get_forecast: Get a forecast for the next few days.",
         "Kraków: 22°C, sunny",
-        "None",
+        "  day 1: 22°C, sunny",
+        "  day 2: 23°C, sunny",
     ]
 
 

@@ -323,7 +323,7 @@ def test_what_the_model_gets_wrong_comes_back_as_an_error_result(weather_hub):
                                  "'weather__lottery'"
     schema = handle_openai_responses_call(weather_hub, {"type": "function_call", "call_id": "c",
                                                         "name": "weather__get_weather", "arguments": "{}"})
-    assert schema["output"].startswith("Error: Invalid arguments for tool 'get_weather'")
+    assert schema["output"].startswith("Error: Invalid arguments for tool 'weather__get_weather'")  # as called
 
 
 def test_a_plain_client_works_as_the_target():

@@ -243,8 +243,10 @@ def test_a_none_default_keeps_the_hint_as_written_on_every_python():
     # Optional[int]; the schema must not depend on the Python version.
     def tool(x: int = None, y: "List[str]" = None):
         pass
-    assert input_schema(tool)["properties"] == {"x": {"type": "integer", "default": None},
-                                                "y": {"type": "array", "items": {"type": "string"}, "default": None}}
+    # The same on every Python; the None default makes null a valid value (it is the default).
+    assert input_schema(tool)["properties"] == {
+        "x": {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": None},
+        "y": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}], "default": None}}
 
 
 def test_type_hints_as_written_for_prompts_and_resources_too():
@@ -458,9 +460,10 @@ def no_annotation():
     pytest.param(returning(Annotated[int, "a count"]),
                  {"type": "object", "properties": {"result": {"type": "integer"}}, "required": ["result"]}, True,
                  id="Annotated-int-wrapped"),
-    pytest.param(returning(Optional[dict]),
-                 {"type": "object", "properties": {"result": {"anyOf": [{"type": "object"}, {"type": "null"}]}},
-                  "required": ["result"]}, True, id="Optional[dict]-wrapped"),
+    # Optional[X]: no outputSchema, which would oblige structuredContent that None cannot give
+    pytest.param(returning(Optional[dict]), None, False, id="Optional[dict]-no-schema"),
+    pytest.param(returning(Optional[List[int]]), None, False, id="Optional[list]-no-schema"),
+    pytest.param(returning(Optional[str]), None, False, id="Optional[str]-as-str"),
 ])
 def test_output_schema_and_wrapping_for_each_return_annotation(fn, output_schema, wrap):
     """spec 2025-06-18 server/tools: structuredContent is an object, so non-object results are wrapped."""
@@ -767,14 +770,16 @@ def test_structured_result_conforms_to_the_output_schema():
     assert validate(result["structuredContent"], schema.output_schema) is None
 
 
-@pytest.mark.parametrize("value", ["a", None])
-def test_wrapped_str_or_none_still_gets_structured_content(value):
-    """spec 2025-06-18 server/tools: with an outputSchema the server MUST return conforming structuredContent."""
+@pytest.mark.parametrize("value, result", [
+    ("a", {"content": [{"type": "text", "text": "a"}], "isError": False}),  # as -> str: plain text
+    (None, {"content": [], "isError": False}),                               # None: no content
+])
+def test_optional_str_is_text_or_nothing(value, result):
+    """docs/return-values.md: Optional[X] is X when there is a value, no content when it is None."""
     def tool() -> Optional[str]:
         pass
     schema = FunctionSchema(tool)
-    result = tool_result(value, schema.output_schema, schema.wrap_output)
-    assert result["structuredContent"] == {"result": value}
+    assert tool_result(value, schema.output_schema, schema.wrap_output) == result
 
 
 @pytest.mark.parametrize("value, output_schema, wrap, structured", [

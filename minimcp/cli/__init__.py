@@ -4,8 +4,11 @@
 
     minimcp tools -- python examples/weather_server.py
     minimcp call get_weather city=Paris -- python examples/weather_server.py
-    minimcp call weather get_weather city=Paris --config .mcp.json
+    minimcp call weather get_weather city=Paris --config examples/.mcp.json
     minimcp read kb://index -- python examples/knowledge_base.py
+    minimcp install claude-desktop examples/weather_server.py --name weather
+    minimcp servers
+    minimcp run examples/weather_server.py --transport http
 
 The server is named in one of three ways, and the first ``--`` decides:
 
@@ -37,8 +40,9 @@ import sys
 from typing import Optional, Sequence
 
 from .. import __version__
-from .command_line import (EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_SERVER, EXIT_USAGE, UsageError, build_parser,
-                           convert_arguments, parse_args, parse_value, split_pairs, wants_string)
+from .command_line import (EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_SERVER, EXIT_USAGE, LOCAL_COMMANDS,
+                           UsageError, build_parser, convert_arguments, parse_args, parse_value, split_pairs,
+                           wants_string)
 from .commands import COMMANDS, explain, run
 from .output import ProgressBar, format_result, render_progress, signature
 
@@ -54,9 +58,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     Args:
         argv: the arguments after the program name (default: ``sys.argv[1:]``).
     """
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    local = bool(argv) and argv[0] in LOCAL_COMMANDS  # install, servers, run: no server to connect to
+    if local:
+        from . import install  # late: the other commands never need it
+    args = install.parse(argv) if local else parse_args(argv)
     try:
-        status = run(args)
+        status = install.run(args) if local else run(args)
         sys.stdout.flush()  # here, so a closed pipe is caught below
         return status
     except KeyboardInterrupt:

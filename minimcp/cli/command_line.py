@@ -26,6 +26,13 @@ _COMMANDS = {  # name: (help, words after the target, whether key=value words fo
     "info": ("show the server's name, version, protocol version, capabilities, instructions", (), False),
 }
 
+#: Commands that connect to no server (minimcp/cli/install.py parses and runs them): name: help.
+LOCAL_COMMANDS = {
+    "install": "add a server to Claude Desktop, Claude Code, Cursor or VS Code",
+    "servers": "list the servers the host config files on this machine define",
+    "run": "serve the Server of a Python file (stdio or HTTP) without editing it",
+}
+
 _EPILOG = """\
 the server:
   -- SERVER_COMMAND ...  a stdio server to start; always last, after the first "--"
@@ -94,6 +101,7 @@ def _usage(name: str, words: Sequence[str], key_values: bool) -> str:
 def build_parser() -> Tuple[argparse.ArgumentParser, Dict[str, argparse.ArgumentParser]]:
     """Return the ``minimcp`` parser and its subcommand parsers by name."""
     listing = "\n".join(f"  {name:<10} {summary}" for name, (summary, _, _) in _COMMANDS.items())
+    listing += "\n" + "\n".join(f"  {name:<10} {summary}" for name, summary in LOCAL_COMMANDS.items())
     parser = _Parser(prog="minimcp", usage="minimcp COMMAND [options] [TARGET] [ARGS ...] "
                                            "[-- SERVER_COMMAND [ARG ...]]",
                      description="Talk to an MCP server: list and call its tools, read its resources, "

@@ -16,7 +16,7 @@ from ..client.connect import connect
 from ..errors import CapabilityError, ConnectionClosed, MCPError, ProtocolError, RPCError, ServerNotFound, Timeout
 from .command_line import EXIT_ERROR, EXIT_OK, EXIT_SERVER, EXIT_USAGE, UsageError, convert_arguments
 from .output import (ProgressBar, _describe_contents, _described, _dump, _emit, _indent, format_block, format_result,
-                     format_tool)
+                     format_tool, show_logs)
 
 
 # -- the commands -------------------------------------------------------------------------------
@@ -149,6 +149,7 @@ def _silent(*_: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Connect to the server ``args`` names, run the command, and return the exit status."""
+    show_logs(args.trace, args.quiet)  # the client's warnings (stray stdout, fallbacks) reach the person
     options: Dict[str, Any] = {"on_stderr": _silent, "on_log": _silent} if args.quiet else {}
     if args.headers:  # only when given: a stdio-only connect() need not know the keyword
         options["headers"] = args.headers

@@ -11,6 +11,29 @@ from typing import Any, Optional, Sequence, TextIO, Tuple
 from ..client.results import Tool
 
 
+def show_logs(trace: bool = False, quiet: bool = False) -> None:
+    """Send minimcp's log records to stderr, one line each: warnings (a server's stray stdout,
+    a transport fallback that failed) by default, everything with ``--trace``, errors only with
+    ``--quiet``. A library adds no handler of its own; the command is the program, so it does."""
+    import logging
+    import sys
+
+    class Stderr(logging.Handler):  # whatever sys.stderr is when a record comes
+        def emit(self, record: logging.LogRecord) -> None:
+            sys.stderr.write(self.format(record) + "\n")
+
+    package = logging.getLogger("minimcp")
+    for old in [h for h in package.handlers if type(h).__name__ == "Stderr"]:  # main() run again
+        package.removeHandler(old)
+    handler = Stderr()
+    handler.setFormatter(logging.Formatter("minimcp: %(levelname)s: %(message)s" if not trace
+                                           else "minimcp: %(levelname)s %(name)s: %(message)s"))
+    level = logging.DEBUG if trace else logging.ERROR if quiet else logging.WARNING
+    handler.setLevel(level)
+    package.addHandler(handler)
+    package.setLevel(min(level, package.getEffectiveLevel()))
+
+
 def _emit(text: str = "") -> None:
     print(text)
 

@@ -63,19 +63,30 @@ def _claude_desktop_path() -> str:
     return os.path.join(base, "Claude", "claude_desktop_config.json")
 
 
+def vscode_user_path() -> str:
+    """Where VS Code keeps the user's ``mcp.json`` (its user profile folder) on this OS."""
+    if sys.platform == "darwin":
+        base = os.path.expanduser("~/Library/Application Support")
+    elif sys.platform == "win32":
+        base = os.environ.get("APPDATA") or os.path.expanduser(os.path.join("~", "AppData", "Roaming"))
+    else:
+        base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    return os.path.join(base, "Code", "User", "mcp.json")
+
+
 def config_paths() -> List[str]:
     """Return the files :func:`find_server` searches when no ``config`` is given, in order.
 
     Project files in the current directory come first (``.mcp.json``,
     ``.vscode/mcp.json``, ``.cursor/mcp.json``), then the user's (Claude
-    Desktop's, ``~/.cursor/mcp.json``, ``~/.claude.json``). The current
+    Desktop's, ``~/.cursor/mcp.json``, ``~/.claude.json``, VS Code's). The current
     directory and ``HOME`` are read at each call.
     """
     cwd = os.getcwd()
     return [os.path.join(cwd, ".mcp.json"), os.path.join(cwd, ".vscode", "mcp.json"),
             os.path.join(cwd, ".cursor", "mcp.json"), _claude_desktop_path(),
             os.path.expanduser(os.path.join("~", ".cursor", "mcp.json")),
-            os.path.expanduser(os.path.join("~", ".claude.json"))]
+            os.path.expanduser(os.path.join("~", ".claude.json")), vscode_user_path()]
 
 
 # -- reading a file --------------------------------------------------------------------------

@@ -8,7 +8,7 @@ in-memory), then the handshake (or the 2026-07-28 probe) runs.
 from typing import Any, Callable, Dict, Optional, Sequence, Union
 
 from .client import Client, check_protocol
-from ..errors import RPCError
+from ..errors import ConnectionClosed, RPCError
 from ..logs import get_logger
 
 log = get_logger(__name__)
@@ -130,4 +130,15 @@ def _connect_url(url: str, kind: Optional[str], headers: Optional[Dict[str, str]
         if not isinstance(exc.data, dict) or exc.data.get("httpStatus") not in (400, 404, 405):
             raise
         log.info("%s refused Streamable HTTP (%s); trying the 2024-11-05 HTTP+SSE transport", url, exc)
-    return _start(Client(SSETransport(url, headers=headers, auth=auth, timeout=timeout), **options))
+        refused = exc
+    try:
+        client = _start(Client(SSETransport(url, headers=headers, auth=auth, timeout=timeout), **options))
+        log.warning("%s speaks only the deprecated 2024-11-05 HTTP+SSE transport (Streamable HTTP was refused: "
+                    "%s); connected over it", url, refused.message)
+        return client
+    except ConnectionClosed as fallback:
+        # Neither transport is there: what the URL answered is the news, not the fallback's
+        # failure (a wrong path is the usual cause: say which URL and which status).
+        log.info("the HTTP+SSE fallback failed too: %s", fallback)
+        raise ConnectionClosed(f"{url} answered {refused.message}; check that this URL is the server's MCP "
+                               f"endpoint (neither Streamable HTTP nor HTTP+SSE answered there)") from refused

@@ -202,8 +202,18 @@ class ToolHub:
             Timeout, ConnectionClosed: as for :meth:`Client.call_tool`.
         """
         server, tool = self.resolve(name)
-        return self.clients[server].call_tool(tool, arguments, timeout=timeout, on_progress=on_progress,
-                                              max_timeout=max_timeout)
+        try:
+            result = self.clients[server].call_tool(tool, arguments, timeout=timeout, on_progress=on_progress,
+                                                    max_timeout=max_timeout)
+        except RPCError as exc:
+            raise RPCError(exc.code, _as_called(exc.message, tool, name), exc.data) from None
+        if not result.is_error:
+            return result
+        # The model called `name`: an error naming the server's own `tool` would send it looking
+        # for a tool it does not have. Quoted names only (the way servers quote them).
+        content = [{**block, "text": _as_called(block["text"], tool, name)} if block.get("type") == "text"
+                   else block for block in result.content]
+        return ToolResult({**result.raw, "content": content})
 
     def close(self) -> None:
         """Close every client (stopping the servers it started), last opened first. Idempotent."""
@@ -215,3 +225,10 @@ class ToolHub:
                 errors.append(exc)
         if errors:
             raise errors[0]
+
+
+def _as_called(text: str, tool: str, name: str) -> str:
+    """``text`` with the quoted server-side ``tool`` name replaced by the qualified ``name``."""
+    if tool == name:
+        return text
+    return text.replace(repr(tool), repr(name)).replace(f'"{tool}"', f'"{name}"')

@@ -68,7 +68,8 @@ class MCPApp:
 
     Args:
         server: the server to serve.
-        path: the MCP endpoint.
+        path: the MCP endpoint, relative to where the app is mounted (``SCRIPT_NAME``);
+            mounted under a prefix, the prefix itself is the endpoint too.
         stateless: keep no sessions (any worker can answer any request).
         json_response: always answer requests with JSON, never SSE (progress
             and logs sent during a call are then dropped).
@@ -134,7 +135,7 @@ class MCPApp:
             headers = {k[5:].replace("_", "-").lower(): v for k, v in environ.items() if k.startswith("HTTP_")}
             principal = self.check_request(headers)
             path, method = environ.get("PATH_INFO", ""), environ["REQUEST_METHOD"]
-            if path == self.path or path == self.path + "/":
+            if self._is_endpoint(path, environ.get("SCRIPT_NAME", "")):
                 handler = {"POST": self._post, "GET": self._get, "DELETE": self._delete}.get(method)
                 if handler is None:
                     raise HTTPError(405, f"Method Not Allowed: use POST, GET or DELETE on {self.path}",
@@ -144,9 +145,17 @@ class MCPApp:
                 return self.legacy.stream(environ, principal, start_response)
             if self.sse_path is not None and path == self.messages_path and method == "POST":
                 return self.legacy.post(environ, principal, start_response)
-            raise HTTPError(404, f"Not Found: the MCP endpoint is {self.path}")
+            raise HTTPError(404, f"Not Found: the MCP endpoint is {environ.get('SCRIPT_NAME', '')}{self.path}")
         except HTTPError as exc:
             return error(start_response, exc.status, exc.code, str(exc), exc.headers)
+
+    def _is_endpoint(self, path: str, script_name: str) -> bool:
+        """Is ``PATH_INFO`` the MCP endpoint? ``path`` is relative to the mount point (WSGI's
+        ``SCRIPT_NAME``), which is an endpoint too: ``DispatcherMiddleware(flask_app, {"/mcp":
+        server.wsgi_app()})`` answers ``/mcp``, as does any prefix, and the app alone too."""
+        if path == self.path or path == self.path + "/":
+            return True
+        return bool(script_name) and path in ("", "/")
 
     def check_request(self, headers: Dict[str, str]) -> Any:
         """Apply the Host, Origin and auth rules to a request's headers (lower-case names);

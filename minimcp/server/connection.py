@@ -19,6 +19,7 @@ from ..protocol.stateless import checked_capabilities
 from ..protocol.versions import LEGACY_VERSIONS, PROTOCOL_VERSION, knows
 from ..session import Session
 from .context import Context
+from .coroutines import finish
 
 if TYPE_CHECKING:  # pragma: no cover
     from .server import Server
@@ -216,7 +217,7 @@ class ServerConnection:
             values: Any = []
         else:
             with self.server.log_bridge.handling(ctx):
-                values = completer(value, context)
+                values = finish(completer(value, context), ctx)  # an async def completer too
         if type(values) is dict:
             return {"completion": values}
         values = [str(v) for v in values]

@@ -8,13 +8,14 @@ Result"). Tool authors mostly return plain values and let
 return value           tool result
 =====================  ====================================================
 ``str``                one text block
-``None``               no content
+``None``               no content (also for ``-> Optional[X]``)
 ``dict``, dataclass    ``structuredContent`` plus its JSON as a text block
 list, number, bool     with an output schema: ``structuredContent`` as
                        ``{"result": value}`` plus JSON text; else JSON text
 ``Image`` / ``Audio``  an image / audio block (``bytes`` of a known image
                        format become an image block)
-a list of blocks       passed through (dicts with a ``type``, or helpers)
+a list of blocks       passed through (dicts with a ``type``, helpers, and
+                       strings, which become text blocks)
 =====================  ====================================================
 
 One way to return a result, chosen for one reason: a tool's Python return
@@ -259,13 +260,15 @@ def tool_result(value: Any, output_schema: Optional[dict] = None, wrap: bool = F
     Raises:
         TypeError: the value cannot be sent (say, bytes of an unknown format).
     """
-    if wrap and type(value) is list and value and all(_is_block(item) for item in value):
-        return {"content": [_block(item) for item in value], "isError": False}  # "-> list" of blocks
+    if value is None:  # "-> Optional[X]" with nothing to say; a "-> None" tool
+        return {"content": [], "isError": False}
+    if type(value) is list and value and (wrap or output_schema is None):
+        blocks = _as_blocks(value)
+        if blocks is not None:  # "-> list" of blocks, or no annotation
+            return {"content": blocks, "isError": False}
     if output_schema is None:
         if type(value) is str:
             return {"content": [{"type": "text", "text": value}], "isError": False}
-        if value is None:
-            return {"content": [], "isError": False}
         if isinstance(value, _HELPERS):
             return {"content": [value.to_block()], "isError": False}
         if isinstance(value, (bytes, bytearray)):
@@ -275,12 +278,9 @@ def tool_result(value: Any, output_schema: Optional[dict] = None, wrap: bool = F
                                 "return minimcp.Image(data, mime_type=...) or Audio(...)")
             return {"content": [{"type": mime.split("/")[0], "mimeType": mime,
                                  "data": _b64(value).decode("ascii")}], "isError": False}
-        if type(value) is list and value:
-            if all(_is_block(item) for item in value):
-                return {"content": [_block(item) for item in value], "isError": False}
-            if any(isinstance(item, _HELPERS) for item in value):
-                raise TypeError("the tool returned a list mixing Image/Audio/... with other values; "
-                                "wrap text as {'type': 'text', 'text': ...} so every item is a content block")
+        if type(value) is list and any(isinstance(item, _HELPERS) for item in value):
+            raise TypeError("the tool returned a list mixing Image/Audio/... with values that are not "
+                            "content: return strings, content helpers or block dicts in it")
     value = jsonable(value)
     if output_schema is None and type(value) is str:  # an Enum member's value, say
         return {"content": [{"type": "text", "text": value}], "isError": False}
@@ -291,6 +291,16 @@ def tool_result(value: Any, output_schema: Optional[dict] = None, wrap: bool = F
         return {"content": [{"type": "text", "text": to_json_text(value)}],
                 "structuredContent": structured, "isError": False}
     return {"content": [{"type": "text", "text": to_json_text(value)}], "isError": False}
+
+
+def _as_blocks(items: list) -> Optional[list]:
+    """A list of content blocks, strings and helpers as content (strings become text blocks),
+    when it holds at least one block; None for plain data (``["a", "b"]`` is a JSON list)."""
+    if not any(_is_block(item) for item in items):
+        return None
+    if not all(type(item) is str or _is_block(item) for item in items):
+        return None
+    return [{"type": "text", "text": item} if type(item) is str else _block(item) for item in items]
 
 
 def error_result(message: str) -> dict:

@@ -13,6 +13,7 @@ arguments (strings on the wire; converted to an annotated ``int``,
 import typing
 from typing import Any, Callable, Dict, List, Optional
 
+from .coroutines import finish
 from .content import Message, block_for_version
 from ..errors import RPCError
 from ..protocol.jsonrpc import INVALID_PARAMS
@@ -96,7 +97,7 @@ class ServerPrompt:
                                                f"{self._converters[name].__name__.strip('_')}") from None
         if self.context_param:
             kwargs[self.context_param] = ctx
-        value = self.fn(**kwargs)
+        value = finish(self.fn(**kwargs), ctx)
         items = value if isinstance(value, list) else [value]
         messages = [_message(item) for item in items]
         for message in messages:

@@ -28,6 +28,7 @@ expansion, level 2) matches the rest, slashes included — use it for paths:
 import re
 from typing import Any, Callable, Dict, List, Optional
 
+from .coroutines import finish
 from .content import resource_contents
 from ..errors import RPCError
 from .schema import _lazy_re, is_context, type_hints
@@ -136,7 +137,7 @@ class ServerResource:
         if self.context_param:
             kwargs[self.context_param] = ctx
         try:
-            value = self.fn(**kwargs)
+            value = finish(self.fn(**kwargs), ctx)
         except LookupError as exc:
             raise RPCError(RESOURCE_NOT_FOUND, f"Resource not found: {uri} ({exc})", {"uri": uri}) from None
         if type(value) is list and value and all(type(v) is dict and "uri" in v for v in value):

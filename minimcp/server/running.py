@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 from typing import TYPE_CHECKING, Any, Callable, List, Optional
 
@@ -31,13 +32,24 @@ def run(server: "Server", transport: str, host: str, port: int, websocket_path: 
         from ..http.wsgiserver import MAX_CONNECTIONS, serve
 
         max_connections = options.pop("max_connections", MAX_CONNECTIONS)  # the server's; the rest the app's
+        quiet = options.pop("quiet", False)
         if transport == "websocket":
             websocket_path = websocket_path or "/ws"
             app: Any = _not_found
         else:
             app = server.wsgi_app(**options)
-        serve(app, host, port, websockets={websocket_path: server} if websocket_path else None,
-              max_connections=max_connections)
+
+        def say_where(httpd: Any) -> None:
+            # One line on stderr, for the person who started it (stdout may be a pipe, and a
+            # logger may have no handler): where to point a client.
+            bound, bound_port = httpd.server_address[:2]
+            where = [f"http://{bound}:{bound_port}{app.path}"] if transport == "http" else []
+            if websocket_path:
+                where.append(f"ws://{bound}:{bound_port}{websocket_path}")
+            print(f"serving MCP at {' and '.join(where)}", file=sys.stderr, flush=True)
+
+        serve(app, host, port, ready=None if quiet else say_where,
+              websockets={websocket_path: server} if websocket_path else None, max_connections=max_connections)
         return
     if transport != "stdio":
         raise ValueError(f"unknown transport {transport!r}; use 'stdio', 'http' or 'websocket'")

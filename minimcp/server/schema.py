@@ -303,13 +303,18 @@ class FunctionSchema:
                 raise TypeError(f"{func.__qualname__}, parameter {name!r}: {exc}") from None
             if name in param_docs and "description" not in prop:
                 prop["description"] = param_docs[name]
+            convert = _converter(hint)
             if name in defaults:
+                if defaults[name] is None and not _accepts_null(prop):
+                    # `tags: list[str] = None`: the default is null, so null is a valid value too
+                    prop = _or_null(prop)
+                    if convert is not None:
+                        convert = _none_or(convert)
                 if _is_json_value(defaults[name]):
                     prop["default"] = _plain(defaults[name])
             else:
                 required.append(name)
             properties[name] = prop
-            convert = _converter(hint)
             if convert is not None:
                 self._converters.append((name, convert))
         schema: Dict[str, Any] = {"type": "object", "properties": properties}
@@ -364,6 +369,27 @@ class FunctionSchema:
         return kwargs
 
 
+def _accepts_null(schema: dict) -> bool:
+    """Does this (derived) schema accept ``null`` already?"""
+    kinds = schema.get("type")
+    if not schema or kinds == "null" or (type(kinds) is list and "null" in kinds):
+        return True
+    return any(_accepts_null(branch) for branch in schema.get("anyOf", ()))
+
+
+def _or_null(schema: dict) -> dict:
+    """``schema`` or null: ``{"anyOf": [schema, {"type": "null"}]}``, its description kept on top."""
+    inner = {k: v for k, v in schema.items() if k != "description"}
+    nullable: Dict[str, Any] = {"anyOf": [inner, {"type": "null"}]}
+    if "description" in schema:
+        nullable["description"] = schema["description"]
+    return nullable
+
+
+def _none_or(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    return lambda value: None if value is None else convert(value)
+
+
 _FAST_TYPES = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,)}
 _IGNORED = {"type", "description", "default", "title"}
 
@@ -389,6 +415,13 @@ def _output_schema(hint: Any) -> Tuple[Optional[dict], bool]:
     """
     if typing.get_origin(hint) is typing.Annotated:
         hint = typing.get_args(hint)[0]
+    if typing.get_origin(hint) in _UNION_TYPES:  # Optional[X]: X's content; None is no content
+        options = [arg for arg in typing.get_args(hint) if arg is not _NoneType]
+        if len(options) == 1 and len(typing.get_args(hint)) == 2:
+            # No outputSchema, though: a declared one obliges every result to carry
+            # conforming structuredContent (spec 2025-06-18 server/tools), which None cannot.
+            # A dict or dataclass value is still sent as structuredContent.
+            return None, False
     if hint in (Any, str, None, _NoneType):
         return None, False
     try:

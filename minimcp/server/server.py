@@ -456,11 +456,12 @@ class Server:
         else: while serving, ``print()`` goes to stderr. Returns (so the
         process exits 0) when stdin closes, on SIGTERM, or on Ctrl-C.
 
-        ``"http"`` serves :meth:`wsgi_app` (``options`` go to it, but
-        ``max_connections``, the built-in server's cap on connections served
-        at once, default 256) on the built-in threaded server at
-        ``http://host:port/mcp`` until Ctrl-C or SIGTERM, then stops gracefully. It binds 127.0.0.1 unless told
-        otherwise; a public host needs ``allowed_hosts=[...]`` too.
+        ``"http"`` serves :meth:`wsgi_app` (``options`` go to it, but the built-in
+        server's ``max_connections``, default 256) at ``http://host:port/mcp``
+        until Ctrl-C or SIGTERM, then stops gracefully, and says where on stderr
+        (``serving MCP at http://127.0.0.1:8000/mcp``; not with ``quiet=True``).
+        It binds 127.0.0.1 unless told otherwise; a public host needs
+        ``allowed_hosts=[...]`` too.
         ``websocket_path="/ws"`` also serves WebSocket there (not an MCP
         standard transport); ``"websocket"`` serves only that, at ``/ws``.
         """

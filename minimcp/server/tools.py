@@ -15,6 +15,7 @@ import sys
 from typing import Any, Callable, Dict, List, Optional
 
 from ..logs import get_logger
+from .coroutines import finish, is_async
 from .content import error_result, result_for_version, tool_result
 from ..errors import CapabilityError, ToolError
 from ..protocol.stateless import InputRequired
@@ -42,6 +43,7 @@ class ServerTool:
                  icons: Optional[List[dict]] = None, meta: Optional[dict] = None,
                  input_schema: Optional[dict] = None, output_schema: Optional[dict] = None) -> None:
         self.fn = fn
+        self.is_async = is_async(fn)  # its coroutine runs here: server/coroutines.py
         self.name = name or fn.__name__
         self.schema = FunctionSchema(fn, context_types=(RequestContext,))
         self.input_schema = input_schema if input_schema is not None else self.schema.input_schema
@@ -71,7 +73,7 @@ class ServerTool:
     def can_run_inline(self) -> bool:
         """True when the function takes no ``ctx``: it can ask the client nothing and cannot see
         a cancel, so a server may run it on the thread that read the request (no hand-off)."""
-        return self.schema.context_param is None
+        return self.schema.context_param is None and not self.is_async  # a coroutine can see a cancel
 
     def definition_for(self, version: str) -> dict:
         """The definition without the fields ``version`` does not know (``tool.*`` in ``versions.FEATURES``)."""
@@ -98,7 +100,7 @@ class ServerTool:
             kwargs = dict(kwargs)
             kwargs[self.schema.context_param] = ctx
         try:
-            value = self.fn(**kwargs)
+            value = finish(self.fn(**kwargs), ctx)
         except ToolError as exc:
             return error_result(str(exc))
         except InputRequired:
