@@ -23,6 +23,7 @@ value should read like what the model will see.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from typing import Any, Optional, Union
@@ -65,7 +66,14 @@ def sniff_mime_type(data: bytes) -> Optional[str]:
 
 
 class _Binary:
-    """Image or audio data from bytes or a file; ``to_block()`` gives the wire dict."""
+    """Image or audio data from bytes or a file; ``to_block()`` gives the wire dict.
+
+    ``data`` is the raw bytes, or the path of a file (a ``str`` or
+    ``os.PathLike``) to read them from. A ``str`` is always a path, never
+    base64: decode base64 first (``Image(base64.b64decode(text))``).
+    ``mime_type`` defaults to a guess from the file's extension or the
+    first bytes; pass it when neither tells.
+    """
 
     block_type = ""
 
@@ -74,8 +82,16 @@ class _Binary:
             raw = bytes(data)
             guess = sniff_mime_type(raw)
         else:
-            with open(data, "rb") as f:
-                raw = f.read()
+            try:
+                with open(data, "rb") as f:
+                    raw = f.read()
+            except (OSError, ValueError) as exc:  # ValueError: a NUL in the "path"
+                if isinstance(exc, OSError) and exc.errno not in (errno.ENOENT, errno.ENAMETOOLONG):
+                    raise  # a real file that cannot be read: its own error says why
+                raise FileNotFoundError(
+                    f"{type(self).__name__}({str(data)[:40]!r}): no such file. A str is the path of a "
+                    f"file; for base64 text pass the bytes: {type(self).__name__}(base64.b64decode(text))"
+                ) from exc
             guess = _EXTENSIONS.get(os.path.splitext(str(data))[1].lower()) or sniff_mime_type(raw)
         mime_type = mime_type or guess
         if not mime_type:
@@ -93,13 +109,20 @@ class _Binary:
 
 
 class Image(_Binary):
-    """An image for a tool result: ``return Image("chart.png")`` or ``Image(png_bytes)``."""
+    """An image for a tool result: ``return Image("chart.png")`` (a path) or ``Image(png_bytes)``.
+
+    A ``str`` is a file path, never base64 (see :class:`_Binary`); the MIME
+    type is guessed from the extension or the bytes unless ``mime_type`` is given.
+    """
 
     block_type = "image"
 
 
 class Audio(_Binary):
-    """Audio for a tool result: ``return Audio("clip.wav")`` or ``Audio(data, "audio/wav")``."""
+    """Audio for a tool result: ``return Audio("clip.wav")`` (a path) or ``Audio(data, "audio/wav")``.
+
+    A ``str`` is a file path, never base64, as for :class:`Image`.
+    """
 
     block_type = "audio"
 
