@@ -1,7 +1,9 @@
 """The weather server over Streamable HTTP: built-in server, or any WSGI server.
 
     python examples/http_server.py                 # http://127.0.0.1:8000/mcp
-    gunicorn -k gthread -w 4 --threads 8 'examples.http_server:stateless_app'
+    gunicorn -c examples/deploy/gunicorn.conf.py 'examples.http_server:stateless_app'
+
+In production, nginx sits in front of gunicorn: examples/deploy/nginx.conf.
 
 With sessions (``app``), a client's requests must reach the worker that
 holds its session: behind several workers, route by the ``Mcp-Session-Id``

@@ -49,6 +49,7 @@ from ..threads import WorkerPool
 from .headers import check_headers
 from .legacy_app import LegacyEndpoints
 from .replies import SSE_HEADERS, STATUS, HTTPError, error, modern_status, read_body, reply, session_not_found
+from .sockets import gone_probe
 from .security import (LOCAL_HOSTS, Unauthorized, authenticate, bearer_token_auth, check_host_and_origin,
                        check_owner)
 from .streams import OPENING, EventStore, HTTPSessionTransport, MemoryEventStore, OutStream, format_event
@@ -398,7 +399,7 @@ class MCPApp:
         _, connection = self._session(headers, principal)
         transport: HTTPSessionTransport = connection.session.transport
         last_event_id = headers.get("last-event-id")
-        gone = environ.get("minimcp.client_gone")  # the built-in server's: has this client left?
+        gone = gone_probe(environ)  # has this client left? (where the WSGI server can tell)
         stream = None
         if last_event_id:
             replay = self.store.events_after(last_event_id)

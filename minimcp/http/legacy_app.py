@@ -9,7 +9,7 @@ stream is the session: when it ends, so does the session.
 
 import secrets
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional
 from urllib.parse import parse_qs
 
 from ..protocol import jsonrpc
@@ -17,6 +17,7 @@ from ..protocol.jsonrpc import Malformed
 from ..server.connection import ServerConnection
 from .replies import SSE_HEADERS, STATUS, HTTPError, read_body, reply, session_not_found
 from .security import check_owner
+from .sockets import gone_probe
 from .streams import LegacyTransport, format_event
 
 if TYPE_CHECKING:
@@ -44,15 +45,16 @@ class LegacyEndpoints:
         with self._lock:
             self.sessions[session_id] = connection
         start_response(STATUS[200], SSE_HEADERS)
-        return self._body(session_id, connection, environ.get("SCRIPT_NAME", ""))
+        return self._body(session_id, connection, environ.get("SCRIPT_NAME", ""), gone_probe(environ))
 
-    def _body(self, session_id: str, connection: ServerConnection, prefix: str) -> Iterable[bytes]:
+    def _body(self, session_id: str, connection: ServerConnection, prefix: str,
+              gone: Optional[Callable[[], bool]]) -> Iterable[bytes]:
         # The endpoint is relative, so the client cannot be sent to another origin.
         transport: LegacyTransport = connection.session.transport
         try:
             endpoint = f"{prefix}{self.app.messages_path}?session_id={session_id}"
             yield format_event(endpoint.encode("utf-8"), event="endpoint")
-            yield from transport.events()
+            yield from transport.events(gone)
         finally:
             with self._lock:
                 self.sessions.pop(session_id, None)

@@ -9,7 +9,7 @@ No threads here, and nothing that knows MCP beyond the shape of an error body.
 import select
 import socket
 import time
-from typing import List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse
@@ -77,6 +77,20 @@ def client_gone(sock: socket.socket) -> bool:
         return sock.recv(1, socket.MSG_PEEK) == b""
     except (OSError, ValueError):
         return True
+
+
+def gone_probe(environ: Dict[str, Any]) -> Optional[Callable[[], bool]]:
+    """How to ask whether this request's client has left, where its server lends a way.
+
+    The built-in server puts ``minimcp.client_gone`` in the environ; gunicorn lends its
+    socket as ``gunicorn.socket``. Other servers: None (a vanished client is then
+    noticed when a keepalive write fails).
+    """
+    probe = environ.get("minimcp.client_gone")
+    if probe is None and isinstance(environ.get("gunicorn.socket"), socket.socket):
+        sock = environ["gunicorn.socket"]
+        probe = lambda: client_gone(sock)  # noqa: E731
+    return probe
 
 
 def refusal(protocol_version: str) -> bytes:

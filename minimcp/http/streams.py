@@ -35,6 +35,10 @@ KEEPALIVE_SECONDS = 15.0
 OPENING = b": stream open\n\n"
 #: Seconds a second GET waits for the one holding the standalone stream to find its client gone.
 TAKEOVER_WAIT = 0.5
+#: Seconds between two looks at an idle stream's socket, where the server lends it (``gone``):
+#: a client that left frees its thread within this, and a stopping server is not held for
+#: the next keepalive (one poll each, no write).
+GONE_POLL_SECONDS = 1.0
 
 
 def format_event(data: bytes, event_id: Optional[str] = None, event: str = "message",
@@ -219,9 +223,12 @@ class OutStream:
         away is noticed by the failed write and its thread freed. Ends when
         every expected response was sent, when the server closes the stream
         (the client resumes later), when it is abandoned, or when ``gone()``
-        (asked on each wake) says the client closed its connection.
+        (asked on each wake, and every :data:`GONE_POLL_SECONDS` while idle)
+        says the client closed its connection.
         """
         last = after
+        wait = keepalive if gone is None else min(keepalive, GONE_POLL_SECONDS)
+        quiet = 0.0  # seconds waited since the last bytes went out
         while True:
             replay = self.store.events_after(last)
             if replay is None:
@@ -241,10 +248,12 @@ class OutStream:
                     continue  # more came while we were writing
                 if self.done or self.abandoned:
                     return
-                woke = self.cond.wait(keepalive)
+                woke = self.cond.wait(wait)
             if gone is not None and gone():
                 return  # the client left: free the stream now, not after two failed keepalives
-            if not woke:
+            quiet = 0.0 if woke else quiet + wait
+            if quiet >= keepalive:
+                quiet = 0.0
                 yield b": keepalive\n\n"
 
 
@@ -384,9 +393,10 @@ class LegacyTransport(Transport):
         """Queue one message for the stream."""
         self._stream.push(jsonrpc.encode(message))
 
-    def events(self) -> Iterable[bytes]:
-        """The stream's SSE bytes, live (no ids: 2024-11-05 has no resumption)."""
-        for chunk in self._stream.events(after=self._start):
+    def events(self, gone: Optional[Callable[[], bool]] = None) -> Iterable[bytes]:
+        """The stream's SSE bytes, live (no ids: 2024-11-05 has no resumption), until
+        the stream ends or ``gone()`` says the client left."""
+        for chunk in self._stream.events(after=self._start, gone=gone):
             if chunk.startswith(b"id: "):
                 chunk = chunk.split(b"\n", 1)[1]
             yield chunk
