@@ -111,8 +111,16 @@ class _Binary:
 class Image(_Binary):
     """An image for a tool result: ``return Image("chart.png")`` (a path) or ``Image(png_bytes)``.
 
-    A ``str`` is a file path, never base64 (see :class:`_Binary`); the MIME
-    type is guessed from the extension or the bytes unless ``mime_type`` is given.
+    Args:
+        data: the raw bytes, or the path of a file to read them from (a
+            ``str`` or ``os.PathLike``). A ``str`` is always a path, never
+            base64: pass ``base64.b64decode(text)`` for base64 text.
+        mime_type: ``"image/png"`` ...; by default guessed from the file's
+            extension or the first bytes.
+
+    Raises:
+        FileNotFoundError: ``data`` is a string that names no file.
+        ValueError: the MIME type cannot be guessed; pass ``mime_type``.
     """
 
     block_type = "image"
@@ -121,7 +129,8 @@ class Image(_Binary):
 class Audio(_Binary):
     """Audio for a tool result: ``return Audio("clip.wav")`` (a path) or ``Audio(data, "audio/wav")``.
 
-    A ``str`` is a file path, never base64, as for :class:`Image`.
+    ``data`` and ``mime_type`` are read as for :class:`Image`: a ``str`` is
+    a file path, never base64.
     """
 
     block_type = "audio"
