@@ -22,9 +22,17 @@ class MCPError(Exception):
 class RPCError(MCPError):
     """The peer answered a request with a JSON-RPC error.
 
-    Raise it from a handler to send a specific error back::
+    Raise it from a resource, prompt or completion function to send that
+    error back as the answer (``code``, ``message`` and ``data`` as given)::
 
-        raise RPCError(INVALID_PARAMS, "unknown tool: 'nope'")
+        from minimcp.protocol.jsonrpc import INVALID_PARAMS
+
+        raise RPCError(INVALID_PARAMS, "no such repository: 'nope'")
+
+    Inside a *tool* it does not: every exception a tool raises, this one
+    included, becomes an ``isError: true`` tool result the model can read
+    (spec server/tools "Error Handling": tool failures are results, not
+    protocol errors). Raise :class:`ToolError` there to choose the text.
     """
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:

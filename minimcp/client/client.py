@@ -343,7 +343,9 @@ class Client:
         """Read a resource (``.text`` for text, ``.blob`` for bytes, ``.contents`` for all).
 
         Raises:
-            RPCError: ``-32002`` when the server has no such resource.
+            RPCError: the server has no such resource: ``-32002`` in the
+                handshake versions (2024-11-05 to 2025-11-25), ``-32602``
+                (invalid params) from 2026-07-28 on, which dropped -32002.
         """
         self._require("resources")
         return ResourceResult(self._call("resources/read", {"uri": uri}, timeout=timeout))

@@ -24,6 +24,7 @@ value should read like what the model will see.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from typing import Any, Optional, Union
@@ -66,7 +67,14 @@ def sniff_mime_type(data: bytes) -> Optional[str]:
 
 
 class _Binary:
-    """Image or audio data from bytes or a file; ``to_block()`` gives the wire dict."""
+    """Image or audio data from bytes or a file; ``to_block()`` gives the wire dict.
+
+    ``data`` is the raw bytes, or the path of a file (a ``str`` or
+    ``os.PathLike``) to read them from. A ``str`` is always a path, never
+    base64: decode base64 first (``Image(base64.b64decode(text))``).
+    ``mime_type`` defaults to a guess from the file's extension or the
+    first bytes; pass it when neither tells.
+    """
 
     block_type = ""
 
@@ -75,8 +83,16 @@ class _Binary:
             raw = bytes(data)
             guess = sniff_mime_type(raw)
         else:
-            with open(data, "rb") as f:
-                raw = f.read()
+            try:
+                with open(data, "rb") as f:
+                    raw = f.read()
+            except (OSError, ValueError) as exc:  # ValueError: a NUL in the "path"
+                if isinstance(exc, OSError) and exc.errno not in (errno.ENOENT, errno.ENAMETOOLONG):
+                    raise  # a real file that cannot be read: its own error says why
+                raise FileNotFoundError(
+                    f"{type(self).__name__}({str(data)[:40]!r}): no such file. A str is the path of a "
+                    f"file; for base64 text pass the bytes: {type(self).__name__}(base64.b64decode(text))"
+                ) from exc
             guess = _EXTENSIONS.get(os.path.splitext(str(data))[1].lower()) or sniff_mime_type(raw)
         mime_type = mime_type or guess
         if not mime_type:
@@ -94,13 +110,29 @@ class _Binary:
 
 
 class Image(_Binary):
-    """An image for a tool result: ``return Image("chart.png")`` or ``Image(png_bytes)``."""
+    """An image for a tool result: ``return Image("chart.png")`` (a path) or ``Image(png_bytes)``.
+
+    Args:
+        data: the raw bytes, or the path of a file to read them from (a
+            ``str`` or ``os.PathLike``). A ``str`` is always a path, never
+            base64: pass ``base64.b64decode(text)`` for base64 text.
+        mime_type: ``"image/png"`` ...; by default guessed from the file's
+            extension or the first bytes.
+
+    Raises:
+        FileNotFoundError: ``data`` is a string that names no file.
+        ValueError: the MIME type cannot be guessed; pass ``mime_type``.
+    """
 
     block_type = "image"
 
 
 class Audio(_Binary):
-    """Audio for a tool result: ``return Audio("clip.wav")`` or ``Audio(data, "audio/wav")``."""
+    """Audio for a tool result: ``return Audio("clip.wav")`` (a path) or ``Audio(data, "audio/wav")``.
+
+    ``data`` and ``mime_type`` are read as for :class:`Image`: a ``str`` is
+    a file path, never base64.
+    """
 
     block_type = "audio"
 
