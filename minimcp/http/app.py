@@ -45,6 +45,7 @@ from ..protocol.stateless import RequestMeta, modern_version
 from ..protocol.versions import HTTP_DEFAULT_VERSION, LEGACY_VERSIONS, MODERN_VERSION, knows
 from ..errors import RPCError
 from ..server.connection import ServerConnection
+from ..server.protection import WELL_KNOWN, ProtectedResource, check_request_scopes
 from ..threads import WorkerPool
 from .headers import check_headers
 from .legacy_app import LegacyEndpoints
@@ -76,6 +77,8 @@ class MCPApp:
         allowed_origins: ``Origin`` values accepted besides local ones.
         auth: ``hook(headers) -> principal``; raise :class:`Unauthorized`
             (or return None) to answer 401. ``headers`` has lower-case names.
+            An OAuth :class:`~minimcp.server.protection.ProtectedResource` is such a hook
+            that also serves the RFC 9728 metadata at its well-known URLs.
             A session answers only the principal that opened it (403 for
             another, compared with ``==``: return a user id, say).
         max_body: the largest request body, in bytes.
@@ -131,8 +134,12 @@ class MCPApp:
         """Serve one HTTP request."""
         try:
             headers = {k[5:].replace("_", "-").lower(): v for k, v in environ.items() if k.startswith("HTTP_")}
-            principal = self.check_request(headers)
             path, method = environ.get("PATH_INFO", ""), environ["REQUEST_METHOD"]
+            if path.startswith(WELL_KNOWN) and isinstance(self.auth, ProtectedResource):  # public: RFC 9728
+                served = self.auth.serve_metadata(path, method, start_response)
+                if served is not None:
+                    return served
+            principal = self.check_request(headers)
             if path == self.path or path == self.path + "/":
                 handler = {"POST": self._post, "GET": self._get, "DELETE": self._delete}.get(method)
                 if handler is None:
@@ -168,6 +175,7 @@ class MCPApp:
                                          or headers.get("mcp-protocol-version") == MODERN_VERSION):
             return self._post_modern(parsed, headers, principal, start_response)
         messages = parsed if type(parsed) is list else [parsed]
+        check_request_scopes(self, messages, principal)  # before any handler runs: 403 to step up from
         if type(parsed) is list and any(type(m) is Request and m.method == "initialize" for m in parsed):
             # spec 2025-03-26 basic/lifecycle: initialize MUST NOT be part of a batch (refused before
             # a session is opened for it, which nobody could then use)
@@ -206,6 +214,7 @@ class MCPApp:
             return error(start_response, 400, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}",
                          request_id=request_id)
         if type(message) is Request:
+            check_request_scopes(self, [message], principal)
             try:
                 RequestMeta(message.params or {})
             except RPCError as exc:  # -32602 / -32022: bad or missing _meta
@@ -269,6 +278,7 @@ class MCPApp:
         if connection is None:
             raise session_not_found("it expired or was ended; send initialize again")
         check_owner(connection.principal, principal)
+        connection.principal = principal  # the same caller; its newest token (a step-up widens the scopes)
         return connection, None
 
     def _expire_idle(self) -> None:
