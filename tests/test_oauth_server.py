@@ -12,7 +12,10 @@ import base64
 import contextlib
 import hashlib
 import json
+import os
 import secrets
+import subprocess
+import sys
 import time
 from urllib.parse import urlencode
 
@@ -265,3 +268,59 @@ def test_introspection_takes_an_active_token_and_refuses_the_rest(oidc_provider)
             params = challenge(response)
             assert params["error"] == "invalid_token" and description in params["error_description"]
 
+
+
+# -- interop: the official Python SDK's client ------------------------------------------------------
+
+SDK_VENV = os.path.join(os.path.expanduser("~"), ".cache", "minimcp-tests", "mcp-sdk")
+SDK_VERSION = "2.3.0"
+OFFICIAL_CLIENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "interop", "official_oauth_client.py")
+
+
+@pytest.fixture(scope="module")
+def official_sdk():
+    """The python of a throwaway venv holding the official SDK (``mcp``), made once, cached."""
+    python = os.path.join(SDK_VENV, "bin", "python")
+    check = [python, "-c", f"import importlib.metadata as m; assert m.version('mcp') == '{SDK_VERSION}'"]
+    if not os.path.exists(python) or subprocess.run(check, capture_output=True).returncode != 0:
+        made = subprocess.run([sys.executable, "-m", "venv", SDK_VENV], capture_output=True, text=True)
+        if made.returncode == 0:
+            made = subprocess.run([python, "-m", "pip", "install", "-q", f"mcp=={SDK_VERSION}"], capture_output=True,
+                                  text=True, timeout=600)
+        if made.returncode != 0:
+            pytest.skip(f"cannot install mcp=={SDK_VERSION} into {SDK_VENV}: {made.stderr[-300:]}")
+    return python
+
+
+def run_official(python, *args):
+    done = subprocess.run([python, OFFICIAL_CLIENT, *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+def test_the_official_client_reads_our_challenge_and_metadata_and_calls_with_a_token(oidc_provider,  # noqa: F811
+                                                                                     official_sdk):
+    with protected(oidc_provider, jwt_verifier(oidc_provider)) as url:
+        token = oidc_provider.client_credentials("mcp", resource=url)["access_token"]
+        challenge_step, call_step = run_official(official_sdk, "static", url, token)
+        origin = url[:-len("/mcp")]
+        assert challenge_step == {"step": "challenge", "status": 401, "scope": "mcp",
+                                  "resource_metadata": f"{origin}/.well-known/oauth-protected-resource/mcp",
+                                  "discovery": [f"{origin}/.well-known/oauth-protected-resource/mcp"] * 2
+                                  + [f"{origin}/.well-known/oauth-protected-resource"],
+                                  "resource": url, "authorization_servers": [oidc_provider.issuer]}
+        assert json.loads(call_step["text"])["subject"] == "service"
+
+
+def test_the_official_clients_own_oauth_flow_logs_in_calls_and_steps_up(oidc_provider, official_sdk):  # noqa: F811
+    with protected(oidc_provider, jwt_verifier(oidc_provider)) as url:
+        steps = run_official(official_sdk, "oauth", url)
+    authorize = [s for s in steps if s["step"] == "authorize"]
+    assert authorize[0]["resource"] == url and authorize[0]["code_challenge_method"] == "S256"
+    assert "mcp" in authorize[0]["scope"].split()
+    call_step = next(s for s in steps if s["step"] == "call")
+    assert json.loads(call_step["text"])["subject"] == "dana"
+    # the 403 named files:write; the SDK authorized again with it and the retried call went through
+    assert len(authorize) == 2 and "files:write" in authorize[1]["scope"].split()
+    assert next(s for s in steps if s["step"] == "step-up") == {"step": "step-up", "is_error": False,
+                                                               "text": "wrote 1 characters to a"}

@@ -12,15 +12,16 @@
 //   (any login name, any password);
 // - client credentials, for the pre-registered client "service";
 // - resource indicators (RFC 8707): any http://127.0.0.1 resource is a resource server whose
-//   scopes are files:read files:write mcp; the token's `aud` is the resource. A resource whose
+//   scopes are files:read files:write mcp notes:read notes:write; the token's `aud` is the resource. A resource whose
 //   path contains "opaque" gets opaque access tokens (for introspection), any other gets
 //   JWT access tokens (RFC 9068, signed RS256, keys at /jwks);
 // - token introspection (RFC 7662) and revocation, for the resource server client "mcp-server";
-// - refresh tokens (offline_access), and a client "short-lived" whose tokens live 1 second.
+// - refresh tokens (offline_access), and a client "short-lived" whose tokens live 1 second;
+// - a registered client is not pinned to the scopes it registered with (so it can step up).
 import http from 'node:http';
 import Provider from 'oidc-provider';
 
-const RESOURCE_SCOPES = 'files:read files:write mcp';
+const RESOURCE_SCOPES = 'files:read files:write mcp notes:read notes:write';
 export const CLIENTS = [
   // The MCP server itself, as a client of the AS: it may introspect tokens.
   { client_id: 'mcp-server', client_secret: 'mcp-server-secret', grant_types: [], redirect_uris: [],
@@ -40,7 +41,7 @@ server.listen(Number(process.env.OIDC_PORT || 0), '127.0.0.1', () => {
   const shortLived = (client) => (client && client.clientId === 'short-lived' ? 1 : 600);
   const provider = new Provider(issuer, {
     clients: CLIENTS,
-    scopes: ['openid', 'offline_access', 'files:read', 'files:write', 'mcp'],
+    scopes: ['openid', 'offline_access', 'files:read', 'files:write', 'mcp', 'notes:read', 'notes:write'],
     cookies: { keys: ['minimcp-test-cookie-key'] },
     pkce: { required: () => true },
     findAccount: async (ctx, id) => ({ accountId: id, claims: async () => ({ sub: id }) }),
@@ -48,6 +49,14 @@ server.listen(Number(process.env.OIDC_PORT || 0), '127.0.0.1', () => {
       AccessToken: (ctx, token, client) => shortLived(client),
       ClientCredentials: (ctx, token, client) => shortLived(client),
       Interaction: 600, Session: 600, Grant: 600, AuthorizationCode: 60, RefreshToken: 3600,
+    },
+    // A registered client may later ask for scopes beyond those it registered with (step-up,
+    // SEP-2350): oidc-provider would pin it to its registered `scope`, so that value is dropped.
+    extraClientMetadata: {
+      properties: ['minimcp_unpinned'],
+      validator(ctx, key, value, metadata) {
+        if (ctx) delete metadata.scope; // (ctx is set for a registration, not for CLIENTS above)
+      },
     },
     issueRefreshToken: async (ctx, client, code) => client.grantTypeAllowed('refresh_token')
       && code.scopes.has('offline_access'),
