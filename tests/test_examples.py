@@ -8,7 +8,6 @@ import pytest
 
 import minimcp
 from conftest import EXAMPLES, PY, ROOT, example
-from oidc.provider import oidc_provider  # noqa: F401  (the fixture: a real authorization server)
 
 
 def run_example(name, **kwargs):
@@ -83,7 +82,7 @@ def test_readme_python_snippets_are_copied_from_examples():
         assert snippet in sources, f"README snippet not found in examples/:\n{snippet}"
 
 
-def test_protected_server_example_takes_tokens_from_a_real_authorization_server(oidc_provider):  # noqa: F811
+def test_protected_server_example_takes_tokens_from_a_real_authorization_server(oidc_provider):
     """examples/protected_server.py, run as a user would, behind oidc-provider (tests/oidc/)."""
     import socket
     import time

@@ -28,7 +28,6 @@ from minimcp.http.wsgiserver import BackgroundServer
 from minimcp.server.protection import ProtectedResource
 from minimcp.server.verifiers import IntrospectionVerifier, JWTVerifier
 from oidc.provider import RESOURCE_SERVER, SERVICE, SHORT_LIVED, wait_until_expired
-from oidc.provider import oidc_provider  # noqa: F401  (the fixture)
 
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
            "MCP-Protocol-Version": "2025-11-25"}
@@ -148,7 +147,7 @@ def forged(token: str) -> str:
 
 # -- the JWT verifier ---------------------------------------------------------------------------
 
-def test_metadata_and_the_401_challenge_lead_a_client_to_the_provider(oidc_provider):  # noqa: F811
+def test_metadata_and_the_401_challenge_lead_a_client_to_the_provider(oidc_provider):
     with protected(oidc_provider, jwt_verifier(oidc_provider)) as url:
         refused = requests.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers=HEADERS, timeout=10)
         assert refused.status_code == 401
@@ -165,7 +164,7 @@ def test_metadata_and_the_401_challenge_lead_a_client_to_the_provider(oidc_provi
         assert as_metadata["issuer"] == oidc_provider.issuer and "S256" in as_metadata["code_challenge_methods_supported"]
 
 
-def test_a_client_credentials_token_calls_tools_and_is_refused_a_scope_it_lacks(oidc_provider):  # noqa: F811
+def test_a_client_credentials_token_calls_tools_and_is_refused_a_scope_it_lacks(oidc_provider):
     with protected(oidc_provider, jwt_verifier(oidc_provider)) as url:
         token = oidc_provider.client_credentials("mcp files:read", resource=url)["access_token"]
         with minimcp.connect(url, headers={"Authorization": f"Bearer {token}"}) as client:
@@ -187,7 +186,7 @@ def test_a_client_credentials_token_calls_tools_and_is_refused_a_scope_it_lacks(
         assert params["resource_metadata"].endswith("/.well-known/oauth-protected-resource/mcp")
 
 
-def test_authorization_code_flow_refresh_and_step_up_keep_the_session(oidc_provider):  # noqa: F811
+def test_authorization_code_flow_refresh_and_step_up_keep_the_session(oidc_provider):
     with protected(oidc_provider, jwt_verifier(oidc_provider)) as url:
         first = authorization_code(oidc_provider, url, "openid offline_access mcp files:read")
         with minimcp.connect(url, headers={"Authorization": f"Bearer {first['access_token']}"}) as client:
@@ -213,7 +212,7 @@ def test_authorization_code_flow_refresh_and_step_up_keep_the_session(oidc_provi
         assert foreign.status_code == 403 and "another principal" in foreign.text
 
 
-def test_expired_forged_wrong_audience_and_wrong_issuer_jwts_get_401_invalid_token(oidc_provider):  # noqa: F811
+def test_expired_forged_wrong_audience_and_wrong_issuer_jwts_get_401_invalid_token(oidc_provider):
     with protected(oidc_provider, jwt_verifier(oidc_provider, leeway=0)) as url:
         good = oidc_provider.client_credentials("mcp files:read", resource=url)["access_token"]
         assert call(url, good, "read_file", {"name": "x"}, initialize(url, good)).status_code == 200
@@ -241,7 +240,7 @@ def _claims(token):
 
 # -- the introspection verifier -------------------------------------------------------------------
 
-def test_introspection_takes_an_active_token_and_refuses_the_rest(oidc_provider):  # noqa: F811
+def test_introspection_takes_an_active_token_and_refuses_the_rest(oidc_provider):
     with protected(oidc_provider, introspection(oidc_provider), path="/opaque/mcp") as url:
         token = oidc_provider.client_credentials("mcp files:read", resource=url)["access_token"]
         assert token.count(".") == 0  # opaque: only the authorization server can tell what it means
@@ -298,7 +297,7 @@ def run_official(python, *args):
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 
-def test_the_official_client_reads_our_challenge_and_metadata_and_calls_with_a_token(oidc_provider,  # noqa: F811
+def test_the_official_client_reads_our_challenge_and_metadata_and_calls_with_a_token(oidc_provider,
                                                                                      official_sdk):
     with protected(oidc_provider, jwt_verifier(oidc_provider)) as url:
         token = oidc_provider.client_credentials("mcp", resource=url)["access_token"]
@@ -312,7 +311,7 @@ def test_the_official_client_reads_our_challenge_and_metadata_and_calls_with_a_t
         assert json.loads(call_step["text"])["subject"] == "service"
 
 
-def test_the_official_clients_own_oauth_flow_logs_in_calls_and_steps_up(oidc_provider, official_sdk):  # noqa: F811
+def test_the_official_clients_own_oauth_flow_logs_in_calls_and_steps_up(oidc_provider, official_sdk):
     with protected(oidc_provider, jwt_verifier(oidc_provider)) as url:
         steps = run_official(official_sdk, "oauth", url)
     authorize = [s for s in steps if s["step"] == "authorize"]

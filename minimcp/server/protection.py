@@ -205,8 +205,7 @@ class ProtectedResource:
         if problem:
             log.info("token refused: %s", problem)
             raise Unauthorized(f"invalid token: {problem}", self.challenge("invalid_token", problem))
-        missing = [scope for scope in self.required_scopes if scope not in principal.scopes]
-        if missing:
+        if self.required_scopes and not principal.scopes.issuperset(self.required_scopes):
             raise self.insufficient_scope(self.required_scopes, "every request")
         return principal
 
@@ -216,7 +215,8 @@ class ProtectedResource:
             raise TypeError(f"a verifier must return a Principal, not {type(principal).__name__}")
         if principal.expires_at is not None and principal.expires_at <= time.time():
             return "the token has expired"
-        if self.check_audience and self._audience not in {canonical(a) for a in principal.audience}:
+        if self.check_audience and self.resource not in principal.audience and (
+                self._audience not in {canonical(a) for a in principal.audience}):
             return f"the token was not issued for {self.resource} (its audience: {list(principal.audience)})"
         return None
 
@@ -252,7 +252,9 @@ def bearer_token(headers: Dict[str, str], protection: ProtectedResource) -> str:
     if scheme.lower() != "bearer":
         raise Unauthorized(f"send Authorization: Bearer <token> (not {scheme!r})", protection.challenge())
     token = token.strip()
-    if not token or any(c.isspace() or not (0x21 <= ord(c) <= 0x7e) for c in token):
+    # RFC 6750 b64token: printable ASCII, no space (the string methods run at C speed; a token
+    # with another odd character is the verifier's to refuse, as invalid_token).
+    if not token or not token.isascii() or not token.isprintable() or " " in token:
         text = "malformed Authorization header: expected 'Bearer' and one token"
         raise _http_error(400, f"Bad Request: {text}",
                           [("WWW-Authenticate", protection.challenge("invalid_request", text))])

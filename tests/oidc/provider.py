@@ -1,8 +1,6 @@
 """Run oidc-provider (a certified OpenID / OAuth 2.1 server we did not write) for a test module.
 
-Use it from any test module::
-
-    from oidc.provider import oidc_provider  # noqa: F401  (the fixture)
+Any test can ask for it (the fixture is in tests/conftest.py)::
 
     def test_something(oidc_provider):
         token = oidc_provider.client_credentials("files:read", resource=url)
@@ -21,7 +19,7 @@ import subprocess
 import threading
 import time
 from html.parser import HTMLParser
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import pytest
@@ -201,9 +199,9 @@ class _Form(HTMLParser):
             self._done = True
 
 
-@pytest.fixture(scope="module")
-def oidc_provider():
-    """A running :class:`OIDCProvider` for the tests of one module."""
+def running() -> Iterator[OIDCProvider]:
+    """A running :class:`OIDCProvider` until the generator is closed (the ``oidc_provider`` fixture
+    of tests/conftest.py is this, for one test module)."""
     provider = OIDCProvider()
     try:
         yield provider
