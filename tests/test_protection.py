@@ -339,11 +339,37 @@ def test_the_metadata_urls_and_the_challenge_follow_the_resource_url():
                              resource_name="Files")
     assert auth.metadata_paths == ("/.well-known/oauth-protected-resource/tenant/mcp",
                                    "/.well-known/oauth-protected-resource")
-    assert auth.challenge("invalid_token", 'say "why"') == (
+    assert auth.challenge("invalid_token", 'say "why"\r\nX-Evil: 1') == (
         'Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/tenant/mcp", '
-        'scope="b", error="invalid_token", error_description="say \\"why\\""')
+        'scope="b", error="invalid_token", error_description="say \'why\'??X-Evil: 1"')
     body = json.loads(auth.metadata_body)
     assert body == {"resource": "https://mcp.example.com/tenant/mcp/", "authorization_servers": ["https://auth.example.com"],
                     "bearer_methods_supported": ["header"], "scopes_supported": ["a"], "resource_name": "Files"}
     with pytest.raises(ValueError):
         ProtectedResource(lambda token: Principal("x"), "https://mcp.example.com/mcp", [])
+
+
+def test_over_websocket_and_the_legacy_sse_endpoints_scopes_are_checked_too():
+    """WebSocket has no HTTP status per call: the JSON-RPC error -32003; the 2024-11-05
+    ``/messages/`` POST answers 403 like Streamable HTTP."""
+    server = scoped_server()
+
+    def hook(headers):
+        return Principal("reader", ["files:read"]) if headers.get("authorization") == "Bearer reader" else None
+
+    app = server.wsgi_app(auth=hook)
+    try:
+        with BackgroundServer(app, websockets={"/ws": server}) as running:
+            url = running.url.replace("http://", "ws://") + "/ws"
+            with minimcp.connect(url, headers={"Authorization": "Bearer reader"}) as client:
+                with pytest.raises(RPCError) as refused:
+                    client.call_tool("write_file", {"name": "x"})
+                assert refused.value.code == INSUFFICIENT_SCOPE and "files:write" in refused.value.message
+                assert client.call_tool("whoami").text == "reader"
+            with minimcp.connect(running.url + "/sse", headers={"Authorization": "Bearer reader"}) as client:
+                with pytest.raises(RPCError) as refused:
+                    client.call_tool("write_file", {"name": "x"})
+                assert "files:write" in refused.value.message
+                assert client.call_tool("whoami").text == "reader"
+    finally:
+        app.close()

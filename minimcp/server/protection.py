@@ -17,9 +17,10 @@ issue tokens; an authorization server does. The server's part is small, and all 
   holds what the token *says*, not the token).
 
 Required scopes are declared where a tool, resource or prompt is (``@server.tool(scopes=[…])``)
-and checked before its function runs: by the HTTP app (a 403 step-up challenge) and, for
-transports with no HTTP status to give (WebSocket, the 2024-11-05 SSE stream), by the connection
-(a JSON-RPC error ``-32003``, :data:`~minimcp.protocol.jsonrpc.INSUFFICIENT_SCOPE`).
+and checked before its function runs: by the HTTP app (a 403 step-up challenge, on Streamable
+HTTP and on the 2024-11-05 ``/messages/`` POST) and, for a transport with no HTTP status to give
+(WebSocket), by the connection (a JSON-RPC error ``-32003``,
+:data:`~minimcp.protocol.jsonrpc.INSUFFICIENT_SCOPE`).
 """
 
 import json
@@ -118,6 +119,12 @@ def _quote(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _description(text: str) -> str:
+    """``text`` as RFC 6750 §3 lets an ``error_description`` be: printable ASCII, no ``"`` or ``\\``
+    (so no message, whatever a library put in it, can break the header)."""
+    return "".join(c if " " <= c <= "~" and c not in '"\\' else "'" if c == '"' else "?" for c in text)
+
+
 class ProtectedResource:
     """The resource server settings, and the ``auth`` hook that enforces them.
 
@@ -186,7 +193,7 @@ class ProtectedResource:
         if error:
             parts.append(f"error={_quote(error)}")
         if description:
-            parts.append(f"error_description={_quote(description)}")
+            parts.append(f"error_description={_quote(_description(description))}")
         return "Bearer " + ", ".join(parts)
 
     def __call__(self, headers: Dict[str, str]) -> Principal:
