@@ -180,6 +180,10 @@ def test_malformed_authorization_headers_get_a_clear_answer_and_the_server_lives
                 assert response.json()["error"]["message"]  # a JSON-RPC body that says what to fix
             good = post(url, f"Bearer {keys.token(kid, url)}")
             assert good.status_code == 200 and good.json()["result"]["serverInfo"]["name"] == "scoped"
+            metadata = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp")
+            assert requests.post(metadata, timeout=10).status_code == 405
+            assert requests.get(metadata + "/other", timeout=10).status_code == 401  # not ours: the usual rules
+            assert requests.get(metadata, timeout=10).json()["resource"] == url
 
 
 def test_a_jwks_endpoint_that_never_answers_is_a_503_after_the_timeout_not_a_hang(caplog):
