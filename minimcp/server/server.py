@@ -446,7 +446,7 @@ class Server:
 
         ``options`` are those of :class:`minimcp.http.app.MCPApp` (``stateless``, ``json_response``,
         ``allowed_hosts``, ``allowed_origins``, ``auth`` (a hook, or an OAuth
-        :class:`~minimcp.server.protection.ProtectedResource`), ``max_body``, ``sse_path`` ...).
+        :class:`~minimcp.server.protection.ProtectedResource`), ``max_body``, ``event_store``, ``sse_path`` ...).
         """
         from ..http.app import MCPApp  # late: a stdio server never loads the HTTP code
 
