@@ -109,3 +109,12 @@ def ctrl_c():
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+@pytest.fixture(scope="module")
+def oidc_provider():
+    """A real OAuth / OpenID authorization server (oidc-provider, npm) on 127.0.0.1 for one test
+    module; skipped, saying why, when npm cannot install it. See tests/oidc/README.md."""
+    from oidc.provider import running
+
+    yield from running()

@@ -4,6 +4,8 @@ import os
 import re
 import subprocess
 
+import pytest
+
 import minimcp
 from conftest import EXAMPLES, PY, ROOT, example
 
@@ -81,3 +83,50 @@ def test_readme_python_snippets_are_copied_from_examples():
     assert snippets
     for snippet in snippets:
         assert snippet in sources, f"README snippet not found in examples/:\n{snippet}"
+
+
+def test_protected_server_example_takes_tokens_from_a_real_authorization_server(oidc_provider):
+    """examples/protected_server.py, run as a user would, behind oidc-provider (tests/oidc/)."""
+    import socket
+    import time
+
+    import requests
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/mcp"
+    proc = subprocess.Popen([PY, example("protected_server.py")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=dict(os.environ, PORT=str(port), MCP_ISSUER=oidc_provider.issuer))
+    try:
+        end = time.monotonic() + 30
+        while True:  # polling a port that is not ours to signal on, bounded
+            assert proc.poll() is None and time.monotonic() < end, proc.stderr.read().decode()
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        refused = requests.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, timeout=10)
+        assert refused.status_code == 401
+        metadata_url = refused.headers["WWW-Authenticate"].split('resource_metadata="')[1].split('"')[0]
+        assert requests.get(metadata_url, timeout=10).json()["authorization_servers"] == [oidc_provider.issuer]
+        reader = oidc_provider.client_credentials("notes:read notes:write", resource=url)["access_token"]
+        with minimcp.connect(url, headers={"Authorization": f"Bearer {reader}"}) as client:
+            assert client.call_tool("whoami").structured == {"subject": "service",
+                                                             "scopes": ["notes:read", "notes:write"]}
+            assert client.call_tool("write_note", {"title": "todo", "text": "ship it"}).text == "saved 'todo'"
+            assert client.call_tool("read_note", {"title": "todo"}).text == "ship it"
+        only_read = oidc_provider.client_credentials("notes:read", resource=url)["access_token"]
+        with minimcp.connect(url, headers={"Authorization": f"Bearer {only_read}"}) as client:
+            with pytest.raises(minimcp.RPCError, match="notes:write"):
+                client.call_tool("write_note", {"title": "x", "text": "y"})
+    finally:
+        proc.terminate()
+        assert proc.wait(20) == 0
+        proc.stderr.close()
+
+
+def test_protected_server_example_says_what_to_configure():
+    out = run_example("protected_server.py", env={k: v for k, v in os.environ.items() if k != "MCP_ISSUER"})
+    assert out.returncode == 1 and "set MCP_ISSUER" in out.stderr

@@ -1,9 +1,8 @@
 """Streamable HTTP, server side: a plain WSGI application.
 
-``server.wsgi_app()`` returns an :class:`MCPApp`; it runs on minimcp's
-built-in server (``server.run("http")``), gunicorn (``gthread`` workers),
-waitress, or anything else that speaks WSGI. spec basic/transports
-"Streamable HTTP" (2025-03-26 … 2025-11-25) and, mounted beside it, the
+``server.wsgi_app()`` returns an :class:`MCPApp`; it runs on minimcp's built-in server
+(``server.run("http")``), gunicorn (``gthread`` workers), waitress, or any WSGI server.
+spec basic/transports "Streamable HTTP" (2025-03-26 … 2026-07-28) and, beside it, the
 2024-11-05 "HTTP with SSE" endpoints for old clients.
 
 One endpoint (``/mcp``):
@@ -21,16 +20,14 @@ carry it (400 without, 404 for an unknown or ended one). Stateless mode
 keeps no sessions, for deployments behind a plain load balancer: each
 POST is served on its own, with the version from ``MCP-Protocol-Version``.
 
-Security defaults (spec "Security Warning"): a present ``Origin`` must be
-local (else 403), the ``Host`` must be local (else 421: DNS-rebinding
-protection), bodies are capped (413), and an ``auth`` hook may demand
-credentials (401 + ``WWW-Authenticate``). Every 4xx carries a JSON-RPC
-error body saying what to fix.
+Security defaults (spec "Security Warning"): a present ``Origin`` must be local (else
+403), the ``Host`` too (else 421: DNS-rebinding protection), bodies are capped (413),
+and an ``auth`` hook may demand credentials (401 + ``WWW-Authenticate``). Every 4xx
+carries a JSON-RPC error body saying what to fix.
 
-Beside this module: :mod:`~minimcp.http.security` (those checks and the
-``auth`` hook), :mod:`~minimcp.http.replies` (statuses and error bodies),
-:mod:`~minimcp.http.legacy_app` (the 2024-11-05 endpoints) and
-:mod:`~minimcp.http.streams` (the SSE streams a session writes to).
+Beside this module: :mod:`~minimcp.http.security` (those checks, the ``auth`` hook),
+:mod:`~minimcp.http.replies` (statuses, error bodies), :mod:`~minimcp.http.legacy_app`
+(the 2024-11-05 endpoints), :mod:`~minimcp.http.streams` (the SSE streams of a session).
 """
 
 import secrets
@@ -45,6 +42,7 @@ from ..protocol.stateless import RequestMeta, modern_version
 from ..protocol.versions import HTTP_DEFAULT_VERSION, LEGACY_VERSIONS, MODERN_VERSION, knows
 from ..errors import RPCError
 from ..server.connection import ServerConnection
+from ..server.protection import WELL_KNOWN, ProtectedResource, check_request_scopes
 from ..threads import WorkerPool
 from .headers import check_headers
 from .legacy_app import LegacyEndpoints
@@ -71,29 +69,26 @@ class MCPApp:
         path: the MCP endpoint, relative to where the app is mounted (``SCRIPT_NAME``);
             mounted under a prefix, the prefix itself is the endpoint too.
         stateless: keep no sessions (any worker can answer any request).
-        json_response: always answer requests with JSON, never SSE (progress
-            and logs sent during a call are then dropped).
-        allowed_hosts: ``Host`` names accepted (default: localhost names);
-            ``["*"]`` accepts any (behind a proxy that checks it).
+        json_response: always answer with JSON, never SSE (progress and logs are dropped).
+        allowed_hosts: ``Host`` names accepted (default: localhost names); ``["*"]`` any.
         allowed_origins: ``Origin`` values accepted besides local ones.
-        auth: ``hook(headers) -> principal``; raise :class:`Unauthorized`
-            (or return None) to answer 401. ``headers`` has lower-case names.
-            A session answers only the principal that opened it (403 for
-            another, compared with ``==``: return a user id, say).
+        auth: ``hook(headers) -> principal``; raise :class:`Unauthorized` (or return None)
+            to answer 401. ``headers`` has lower-case names. An OAuth
+            :class:`~minimcp.server.protection.ProtectedResource` is such a hook that also
+            serves the RFC 9728 metadata. A session answers only the principal that opened
+            it (403 for another, compared with ``==``: return a user id, say).
         max_body: the largest request body, in bytes.
         event_store: where SSE events are kept for resumption.
         retry_ms: the ``retry`` sent in priming events (2025-11-25).
-        sse_path, messages_path: where the 2024-11-05 HTTP+SSE endpoints
-            live (``None`` for ``sse_path`` turns them off).
+        sse_path, messages_path: the 2024-11-05 HTTP+SSE endpoints (``sse_path=None``: off).
         max_workers: handler threads shared by all sessions.
-        sse_after: seconds a handler may take before its answer switches from
-            JSON to an SSE stream (so the client can time out or cancel).
-        session_ttl: seconds after which an idle session is ended (its client
-            gets 404 and starts a new one); ``None`` keeps sessions until DELETE.
-        max_sessions: sessions kept at once (both transports). At the cap a new
-            session ends the least recently used idle one (no request running,
-            no GET stream: its client gets 404 and starts again); when none is
-            idle, ``initialize`` is answered ``503`` with ``Retry-After``.
+        sse_after: seconds a handler may take before its answer switches from JSON to
+            an SSE stream (so the client can time out or cancel).
+        session_ttl: seconds after which an idle session ends (its client gets 404 and
+            starts anew); ``None`` keeps sessions until DELETE.
+        max_sessions: sessions kept at once (both transports). At the cap a new session
+            ends the least recently used idle one (no request running, no GET stream: its
+            client gets 404 and starts again); none idle: ``503`` with ``Retry-After``.
     """
 
     def __init__(self, server: Any, path: str = "/mcp", *, stateless: bool = False, json_response: bool = False,
@@ -133,8 +128,12 @@ class MCPApp:
         """Serve one HTTP request."""
         try:
             headers = {k[5:].replace("_", "-").lower(): v for k, v in environ.items() if k.startswith("HTTP_")}
-            principal = self.check_request(headers)
             path, method = environ.get("PATH_INFO", ""), environ["REQUEST_METHOD"]
+            if path.startswith(WELL_KNOWN) and isinstance(self.auth, ProtectedResource):  # public: RFC 9728
+                served = self.auth.serve_metadata(path, method, start_response)
+                if served is not None:
+                    return served
+            principal = self.check_request(headers)
             if self._is_endpoint(path, environ.get("SCRIPT_NAME", "")):
                 handler = {"POST": self._post, "GET": self._get, "DELETE": self._delete}.get(method)
                 if handler is None:
@@ -153,9 +152,7 @@ class MCPApp:
         """Is ``PATH_INFO`` the MCP endpoint? ``path`` is relative to the mount point (WSGI's
         ``SCRIPT_NAME``), which is an endpoint too: ``DispatcherMiddleware(flask_app, {"/mcp":
         server.wsgi_app()})`` answers ``/mcp``, as does any prefix, and the app alone too."""
-        if path == self.path or path == self.path + "/":
-            return True
-        return bool(script_name) and path in ("", "/")
+        return path in (self.path, self.path + "/") or (bool(script_name) and path in ("", "/"))
 
     def check_request(self, headers: Dict[str, str]) -> Any:
         """Apply the Host, Origin and auth rules to a request's headers (lower-case names);
@@ -178,6 +175,7 @@ class MCPApp:
                                          or headers.get("mcp-protocol-version") == MODERN_VERSION):
             return self._post_modern(parsed, headers, principal, start_response)
         messages = parsed if type(parsed) is list else [parsed]
+        check_request_scopes(self, messages, principal)  # before any handler runs: 403 to step up from
         if type(parsed) is list and any(type(m) is Request and m.method == "initialize" for m in parsed):
             # spec 2025-03-26 basic/lifecycle: initialize MUST NOT be part of a batch (refused before
             # a session is opened for it, which nobody could then use)
@@ -216,6 +214,7 @@ class MCPApp:
             return error(start_response, 400, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}",
                          request_id=request_id)
         if type(message) is Request:
+            check_request_scopes(self, [message], principal)
             try:
                 RequestMeta(message.params or {})
             except RPCError as exc:  # -32602 / -32022: bad or missing _meta
@@ -279,6 +278,7 @@ class MCPApp:
         if connection is None:
             raise session_not_found("it expired or was ended; send initialize again")
         check_owner(connection.principal, principal)
+        connection.principal = principal  # the same caller; its newest token (a step-up widens the scopes)
         return connection, None
 
     def _expire_idle(self) -> None:

@@ -15,6 +15,7 @@ from urllib.parse import parse_qs
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import Malformed
 from ..server.connection import ServerConnection
+from ..server.protection import check_request_scopes
 from .replies import SSE_HEADERS, STATUS, HTTPError, read_body, reply, session_not_found
 from .security import check_owner
 from .sockets import gone_probe
@@ -68,9 +69,11 @@ class LegacyEndpoints:
         if connection is None:
             raise session_not_found("open the SSE stream (GET) first")
         check_owner(connection.principal, principal)
+        connection.principal = principal  # the same caller; its newest token (a step-up widens the scopes)
         parsed = jsonrpc.parse(read_body(environ, self.app.max_body))
         if type(parsed) is Malformed:
             raise HTTPError(400, parsed.message, parsed.code)
+        check_request_scopes(self.app, parsed if type(parsed) is list else [parsed], principal)
         connection.session.receive(parsed)
         return reply(start_response, 202, b"Accepted")
 

@@ -36,6 +36,9 @@ HTTP_ERROR = -32000
 #: An HTTP session id the server does not know (404; used by the official SDKs alike).
 SESSION_NOT_FOUND = -32001
 RESOURCE_NOT_FOUND = -32002
+#: minimcp's: the caller's token lacks a scope the tool, resource or prompt declares (the body of
+#: the HTTP 403, and the whole answer on WebSocket, which has no status per call); no spec code exists.
+INSUFFICIENT_SCOPE = -32003
 URL_ELICITATION_REQUIRED = -32042
 HEADER_MISMATCH = -32020
 MISSING_REQUIRED_CLIENT_CAPABILITY = -32021

@@ -20,6 +20,7 @@ from ..protocol.versions import LEGACY_VERSIONS, PROTOCOL_VERSION, knows
 from ..session import Session
 from .context import Context
 from .coroutines import finish
+from .protection import require_scopes
 
 if TYPE_CHECKING:  # pragma: no cover
     from .server import Server
@@ -141,6 +142,7 @@ class ServerConnection:
         elif too_deep(arguments, MAX_DEPTH):
             raise RPCError(INVALID_PARAMS, f'Invalid params: tools/call "arguments" are nested deeper than '
                                            f'{MAX_DEPTH} levels')
+        require_scopes(tool.scopes, ctx.principal, f"tool {name!r}")  # (HTTP refused it earlier: a 403)
         with self.server.log_bridge.handling(ctx):
             return tool.call(arguments, ctx, ctx.protocol_version or PROTOCOL_VERSION)
 
@@ -158,6 +160,7 @@ class ServerConnection:
             if found is None:
                 raise RPCError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
             resource, variables = found
+            require_scopes(resource.scopes, ctx.principal, f"resource {uri!r}")
             with self.server.log_bridge.handling(ctx):
                 result = resource.read(uri, variables, ctx)
         except RPCError as exc:
@@ -169,8 +172,10 @@ class ServerConnection:
     def subscribe(self, params: dict, ctx: Context) -> dict:
         """Answer ``resources/subscribe``: updates to ``uri`` will be sent to this client."""
         uri = self._resource_uri(params)
-        if self.server.find_resource(uri) is None:
+        found = self.server.find_resource(uri)
+        if found is None:
             raise RPCError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+        require_scopes(found[0].scopes, ctx.principal, f"resource {uri!r}")
         with self._lock:
             self.subscriptions.add(uri)
         return {}
@@ -193,6 +198,7 @@ class ServerConnection:
         if type(arguments) is not dict:
             raise RPCError(INVALID_PARAMS, 'prompts/get "arguments" must be an object')
         _strings(arguments, "prompts/get", "arguments")  # spec: {[key: string]: string}
+        require_scopes(prompt.scopes, ctx.principal, f"prompt {name!r}")
         with self.server.log_bridge.handling(ctx):
             return prompt.get(arguments, ctx, ctx.protocol_version or PROTOCOL_VERSION)
 

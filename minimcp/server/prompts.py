@@ -25,6 +25,9 @@ from ..inflight import RequestContext
 class ServerPrompt:
     """A registered prompt: its arguments, its definition, and how to render it."""
 
+    #: OAuth scopes a caller needs (``add_prompt(scopes=…)``; checked before ``get``).
+    scopes: tuple = ()
+
     def __init__(self, fn: Callable, name: Optional[str] = None, title: Optional[str] = None,
                  description: Optional[str] = None, icons: Optional[List[dict]] = None,
                  meta: Optional[dict] = None) -> None:

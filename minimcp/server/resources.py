@@ -60,6 +60,9 @@ class ServerResource:
         uri: a fixed URI, or a template with ``{variables}``.
     """
 
+    #: OAuth scopes a caller needs (``add_resource(scopes=…)``; checked before ``read``).
+    scopes: tuple = ()
+
     def __init__(self, fn: Callable, uri: str, *, name: Optional[str] = None, title: Optional[str] = None,
                  description: Optional[str] = None, mime_type: Optional[str] = None,
                  icons: Optional[List[dict]] = None, annotations: Optional[dict] = None,

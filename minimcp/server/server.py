@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import ChainMap
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .audience import Audience
 from .connection import ServerConnection
@@ -123,7 +123,7 @@ class Server:
 
     def add_tool(self, fn: Callable, *, name: Optional[str] = None, title: Optional[str] = None,
                  description: Optional[str] = None, annotations: Optional[dict] = None,
-                 icons: Optional[List[dict]] = None, meta: Optional[dict] = None,
+                 icons: Optional[List[dict]] = None, meta: Optional[dict] = None, scopes: Sequence[str] = (),
                  input_schema: Optional[dict] = None, output_schema: Optional[dict] = None) -> ServerTool:
         """Register ``fn`` as a tool.
 
@@ -137,6 +137,7 @@ class Server:
             icons: ``[{"src": "https://...", "mimeType": "image/png"}]``.
             meta: the tool's ``_meta``.
             input_schema, output_schema: hand-written schemas instead of the derived ones.
+            scopes: OAuth scopes a caller's token needs, checked before ``fn`` runs (server/protection.py).
 
         Returns:
             The registered tool. Registering while clients are connected
@@ -147,6 +148,7 @@ class Server:
         """
         tool = ServerTool(fn, name=name, title=title, description=description, annotations=annotations,
                           icons=icons, meta=meta, input_schema=input_schema, output_schema=output_schema)
+        tool.scopes = tuple(scopes)
         with self._lock:
             self._tools[tool.name] = tool
         self._audience.changed("notifications/tools/list_changed")
@@ -197,7 +199,7 @@ class Server:
                      description: Optional[str] = None, mime_type: Optional[str] = None,
                      icons: Optional[List[dict]] = None, annotations: Optional[dict] = None,
                      size: Optional[int] = None, meta: Optional[dict] = None, ttl_ms: Optional[int] = None,
-                     cache_scope: str = "private") -> "ServerResource":
+                     cache_scope: str = "private", scopes: Sequence[str] = ()) -> "ServerResource":
         """Register ``fn`` to answer ``resources/read`` for ``uri`` (a URI or an RFC 6570 template).
 
         ``fn`` returns ``str`` (text), ``bytes`` (a blob), or JSON-able data;
@@ -206,7 +208,7 @@ class Server:
         ``ttl_ms`` / ``cache_scope`` are the cache hints of its 2026-07-28
         reads (default: the server's ``cache_ttl_ms``, and scope ``"private"``
         whatever the server's scope, since a read is often one user's data;
-        pass ``cache_scope="public"`` for contents the same for everyone).
+        pass ``cache_scope="public"`` for contents the same for everyone). ``scopes``: as in add_tool.
         Registering while clients are connected sends them
         ``notifications/resources/list_changed``.
 
@@ -218,6 +220,7 @@ class Server:
         resource = ServerResource(fn, uri, name=name, title=title, description=description, mime_type=mime_type,
                                   icons=icons, annotations=annotations, size=size, meta=meta, ttl_ms=ttl_ms,
                                   cache_scope=cache_scope)
+        resource.scopes = tuple(scopes)
         with self._lock:
             (self._templates if resource.is_template else self._resources)[uri] = resource
         self._audience.changed("notifications/resources/list_changed")
@@ -278,15 +281,16 @@ class Server:
 
     def add_prompt(self, fn: Callable, *, name: Optional[str] = None, title: Optional[str] = None,
                    description: Optional[str] = None, icons: Optional[List[dict]] = None,
-                   meta: Optional[dict] = None) -> "ServerPrompt":
+                   meta: Optional[dict] = None, scopes: Sequence[str] = ()) -> "ServerPrompt":
         """Register ``fn`` as a prompt; its parameters are the prompt's arguments.
 
         ``fn`` returns a string (one user message) or a list of messages
-        (strings, content helpers, :class:`minimcp.Message`, or role/content dicts).
+        (strings, content helpers, :class:`minimcp.Message`, or role/content dicts). ``scopes``: as in add_tool.
         """
         from .prompts import ServerPrompt  # late: servers without prompts skip it
 
         prompt = ServerPrompt(fn, name=name, title=title, description=description, icons=icons, meta=meta)
+        prompt.scopes = tuple(scopes)
         with self._lock:
             self._prompts[prompt.name] = prompt
         self._audience.changed("notifications/prompts/list_changed")
@@ -440,9 +444,9 @@ class Server:
 
             app = server.wsgi_app(stateless=True)   # gunicorn -k gthread -w 4 'module:app'
 
-        ``options`` are those of :class:`minimcp.http.app.MCPApp` (``stateless``,
-        ``json_response``, ``allowed_hosts``, ``allowed_origins``, ``auth``,
-        ``max_body``, ``event_store``, ``sse_path`` ...).
+        ``options`` are those of :class:`minimcp.http.app.MCPApp` (``stateless``, ``json_response``,
+        ``allowed_hosts``, ``allowed_origins``, ``auth`` (a hook, or an OAuth
+        :class:`~minimcp.server.protection.ProtectedResource`), ``max_body``, ``event_store``, ``sse_path`` ...).
         """
         from ..http.app import MCPApp  # late: a stdio server never loads the HTTP code
 
@@ -452,18 +456,14 @@ class Server:
             websocket_path: Optional[str] = None, **options: Any) -> None:
         """Serve until stopped: ``"stdio"`` (the default) or ``"http"``.
 
-        On stdio, the process's stdout carries the protocol and nothing
-        else: while serving, ``print()`` goes to stderr. Returns (so the
-        process exits 0) when stdin closes, on SIGTERM, or on Ctrl-C.
-
-        ``"http"`` serves :meth:`wsgi_app` (``options`` go to it, but the built-in
-        server's ``max_connections``, default 256) at ``http://host:port/mcp``
-        until Ctrl-C or SIGTERM, then stops gracefully, and says where on stderr
-        (``serving MCP at http://127.0.0.1:8000/mcp``; not with ``quiet=True``).
-        It binds 127.0.0.1 unless told otherwise; a public host needs
-        ``allowed_hosts=[...]`` too.
-        ``websocket_path="/ws"`` also serves WebSocket there (not an MCP
-        standard transport); ``"websocket"`` serves only that, at ``/ws``.
+        On stdio, the process's stdout carries the protocol and nothing else: while serving, ``print()``
+        goes to stderr. Returns (so the process exits 0) when stdin closes, on SIGTERM, or on Ctrl-C.
+        ``"http"`` serves :meth:`wsgi_app` (``options`` go to it, ``auth=`` too, but the built-in
+        server's ``max_connections``, default 256) at ``http://host:port/mcp`` until Ctrl-C or
+        SIGTERM, then stops gracefully, and says where on stderr (``serving MCP at
+        http://127.0.0.1:8000/mcp``; not with ``quiet=True``). It binds 127.0.0.1 unless told
+        otherwise; a public host needs ``allowed_hosts=[...]`` too. ``websocket_path="/ws"``
+        also serves WebSocket there (not an MCP standard transport); ``"websocket"`` only that.
         """
         from .running import run  # late: signals and sockets are the running process's business
 

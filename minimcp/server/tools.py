@@ -38,6 +38,9 @@ class ServerTool:
     the signature (arguments are then passed to the function unconverted).
     """
 
+    #: OAuth scopes a caller needs (``add_tool(scopes=…)``; checked before ``call``: server/protection.py).
+    scopes: tuple = ()
+
     def __init__(self, fn: Callable, name: Optional[str] = None, title: Optional[str] = None,
                  description: Optional[str] = None, annotations: Optional[dict] = None,
                  icons: Optional[List[dict]] = None, meta: Optional[dict] = None,

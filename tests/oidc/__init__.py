@@ -1,0 +1,1 @@
+"""A real authorization server for the tests: oidc-provider (npm), see README.md."""

@@ -1,0 +1,92 @@
+// A real OAuth 2.1 / OpenID authorization server for minimcp's tests: oidc-provider (npm),
+// configured as an MCP deployment needs it. Not ours: we only configure it.
+//
+//   node provider.mjs            (run from a folder whose node_modules has oidc-provider)
+//
+// It listens on a free 127.0.0.1 port and prints one JSON line on stdout,
+// {"issuer": "http://127.0.0.1:PORT", ...}, then serves until killed.
+//
+// What it offers (see README.md):
+// - dynamic client registration (RFC 7591), open: no initial access token;
+// - authorization code with PKCE (S256 required), through the development login/consent pages
+//   (any login name, any password);
+// - client credentials, for the pre-registered client "service";
+// - resource indicators (RFC 8707): any http://127.0.0.1 resource is a resource server whose
+//   scopes are files:read files:write mcp notes:read notes:write; the token's `aud` is the resource. A resource whose
+//   path contains "opaque" gets opaque access tokens (for introspection), any other gets
+//   JWT access tokens (RFC 9068, signed RS256, keys at /jwks);
+// - token introspection (RFC 7662) and revocation, for the resource server client "mcp-server";
+// - refresh tokens (offline_access), and a client "short-lived" whose tokens live 1 second;
+// - a registered client is not pinned to the scopes it registered with (so it can step up).
+import http from 'node:http';
+import Provider from 'oidc-provider';
+
+const RESOURCE_SCOPES = 'files:read files:write mcp notes:read notes:write';
+export const CLIENTS = [
+  // The MCP server itself, as a client of the AS: it may introspect tokens.
+  { client_id: 'mcp-server', client_secret: 'mcp-server-secret', grant_types: [], redirect_uris: [],
+    response_types: [] },
+  // A machine client (client credentials).
+  { client_id: 'service', client_secret: 'service-secret', grant_types: ['client_credentials'],
+    redirect_uris: [], response_types: [], scope: RESOURCE_SCOPES },
+  // The same, with tokens that expire one second after they are issued.
+  { client_id: 'short-lived', client_secret: 'short-lived-secret', grant_types: ['client_credentials'],
+    redirect_uris: [], response_types: [], scope: RESOURCE_SCOPES },
+];
+
+const server = http.createServer();
+server.listen(Number(process.env.OIDC_PORT || 0), '127.0.0.1', () => {
+  const { port } = server.address();
+  const issuer = `http://127.0.0.1:${port}`;
+  const shortLived = (client) => (client && client.clientId === 'short-lived' ? 1 : 600);
+  const provider = new Provider(issuer, {
+    clients: CLIENTS,
+    scopes: ['openid', 'offline_access', 'files:read', 'files:write', 'mcp', 'notes:read', 'notes:write'],
+    cookies: { keys: ['minimcp-test-cookie-key'] },
+    pkce: { required: () => true },
+    findAccount: async (ctx, id) => ({ accountId: id, claims: async () => ({ sub: id }) }),
+    ttl: {
+      AccessToken: (ctx, token, client) => shortLived(client),
+      ClientCredentials: (ctx, token, client) => shortLived(client),
+      Interaction: 600, Session: 600, Grant: 600, AuthorizationCode: 60, RefreshToken: 3600,
+    },
+    // A registered client may later ask for scopes beyond those it registered with (step-up,
+    // SEP-2350): oidc-provider would pin it to its registered `scope`, so that value is dropped.
+    extraClientMetadata: {
+      properties: ['minimcp_unpinned'],
+      validator(ctx, key, value, metadata) {
+        if (ctx) delete metadata.scope; // (ctx is set for a registration, not for CLIENTS above)
+      },
+    },
+    issueRefreshToken: async (ctx, client, code) => client.grantTypeAllowed('refresh_token')
+      && code.scopes.has('offline_access'),
+    features: {
+      devInteractions: { enabled: true },
+      registration: { enabled: true },
+      introspection: { enabled: true },
+      revocation: { enabled: true },
+      clientCredentials: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: async () => undefined,
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (ctx, resourceIndicator) => {
+          if (!resourceIndicator.startsWith('http://127.0.0.1')) {
+            throw new Provider.errors.InvalidTarget('resources must be http://127.0.0.1 URLs');
+          }
+          const opaque = new URL(resourceIndicator).pathname.includes('opaque');
+          return {
+            scope: RESOURCE_SCOPES,
+            audience: resourceIndicator,
+            accessTokenFormat: opaque ? 'opaque' : 'jwt',
+            ...(opaque ? {} : { jwt: { sign: { alg: 'RS256' } } }),
+          };
+        },
+      },
+    },
+  });
+  provider.proxy = false;
+  server.on('request', provider.callback());
+  process.stdout.write(`${JSON.stringify({ issuer, port, pid: process.pid })}\n`);
+});
+process.on('SIGTERM', () => server.close(() => process.exit(0)));
