@@ -28,6 +28,10 @@ SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
 
 #: Only these may answer input_required (spec 2026-07-28 basic/patterns/mrtr).
 MRTR_METHODS = ("tools/call", "prompts/get", "resources/read")
+#: The body field each request's ``Mcp-Name`` header mirrors (spec 2026-07-28 basic/transports;
+#: the tasks extension's "Routing Headers" adds the task id of ``tasks/*``).
+NAME_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+               "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
 #: Results that carry cache hints (spec 2026-07-28 server/utilities/caching).
 CACHEABLE = ("server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list",
              "resources/read")

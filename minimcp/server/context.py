@@ -133,6 +133,15 @@ class Context(RequestContext):
             return None
         raise InputRequired(dict(self._asked))
 
+    def start_task(self) -> None:
+        """Become a task here: for a tool registered with ``task=`` and
+        :func:`~minimcp.server.tasks.starts_task_later`, once its questions are answered
+        (the call answers a ``CreateTaskResult`` and the tool runs again as the task);
+        does nothing when the client did not opt in to tasks."""
+        from .tasks import start_task  # late: only task tools need it
+
+        start_task(self)
+
     def inputs(self) -> "_Inputs":
         """Ask for several things in one round (2026-07-28); elsewhere it changes nothing.
 

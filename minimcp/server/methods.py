@@ -25,7 +25,7 @@ from ..errors import RPCError
 from ..protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from ..protocol.stateless import VERSION_KEY
 from ..protocol.versions import MODERN_VERSION
-from . import stateless
+from . import stateless, tasks
 from .connection import ServerConnection
 from .context import Context
 
@@ -44,13 +44,19 @@ METHODS: Dict[str, Tuple[Callable[[Any, dict, Context], Any], str]] = {
     "server/discover":          (stateless.discover, STATELESS),
     "subscriptions/listen":     (stateless.listen, STATELESS),
     "tools/list":               (ServerConnection.list_tools, BOTH),
-    "tools/call":               (ServerConnection.call_tool, BOTH),
+    "tools/call":               (tasks.call_tool, BOTH),  # (a task, when the tool and the request say so)
     "resources/list":           (ServerConnection.list_resources, BOTH),
     "resources/templates/list": (ServerConnection.list_resource_templates, BOTH),
     "resources/read":           (ServerConnection.read_resource, BOTH),
     "prompts/list":             (ServerConnection.list_prompts, BOTH),
     "prompts/get":              (ServerConnection.get_prompt, BOTH),
     "completion/complete":      (ServerConnection.complete, BOTH),
+    # the tasks extension (io.modelcontextprotocol/tasks): server/tasks.py
+    "tasks/get":                (tasks.tasks_get, STATELESS),
+    "tasks/update":             (tasks.tasks_update, STATELESS),
+    "tasks/cancel":             (tasks.tasks_cancel, STATELESS),
+    "tasks/result":             (tasks.removed, BOTH),  # 2025-11-25 tasks: not in the extension
+    "tasks/list":               (tasks.removed, BOTH),
 }
 
 
