@@ -37,9 +37,11 @@ import argparse
 import base64
 import json
 import logging
+import os
 import time
 
 from minimcp import Audio, Context, EmbeddedResource, Image, Message, Server, ToolError
+from minimcp.server.skills import publish_skills
 from minimcp.server.tasks import starts_task_later
 from minimcp.server.tools import RequestFailed
 
@@ -520,6 +522,11 @@ def test_tool_with_task(ctx: Context) -> str:
     answer = ctx.elicit("What is your name?", NAME_FORM, key="user_name")
     ctx.start_task()  # the call answers CreateTaskResult here; the task runs this again, answered
     return f"Hello, {answer['content']['name']}!"
+
+
+# -- the skills extension (io.modelcontextprotocol/skills): one call publishes the folder skills/
+# (skills/list, skills/get, resources/directory/read, and each file as a skill:// resource).
+publish_skills(server, os.path.join(os.path.dirname(os.path.abspath(__file__)), "skills"))
 
 
 def main() -> None:

@@ -25,7 +25,7 @@ from ..errors import RPCError
 from ..protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from ..protocol.stateless import VERSION_KEY
 from ..protocol.versions import MODERN_VERSION
-from . import stateless, tasks
+from . import skills, stateless, tasks
 from .connection import ServerConnection
 from .context import Context
 
@@ -57,6 +57,10 @@ METHODS: Dict[str, Tuple[Callable[[Any, dict, Context], Any], str]] = {
     "tasks/cancel":             (tasks.tasks_cancel, STATELESS),
     "tasks/result":             (tasks.removed, BOTH),  # 2025-11-25 tasks: not in the extension
     "tasks/list":               (tasks.removed, BOTH),
+    # the skills extension (io.modelcontextprotocol/skills): server/skills.py
+    "skills/list":              (skills.list_skills, BOTH),
+    "skills/get":               (skills.get_skill, BOTH),
+    "resources/directory/read": (skills.read_directory, BOTH),
 }
 
 
