@@ -25,6 +25,8 @@ def declared(sampling_handler: Handler, sampling_tools: bool, elicitation_handle
         caps["elicitation"] = {mode: {} for mode in elicitation_modes}
     if roots is not None:
         caps["roots"] = {} if stateless else {"listChanged": True}
+    if stateless:  # a server may answer tools/call with a task: client/tasks.py follows it
+        caps["extensions"] = {"io.modelcontextprotocol/tasks": {}}
     return caps
 
 

@@ -21,7 +21,7 @@ from ..protocol.levels import LOG_LEVELS
 from ..protocol.stateless import SERVER_INFO_KEY
 from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSION, PROTOCOL_VERSION, knows
 from ..session import Handler, ProgressCallback, Session
-from . import answers, wire
+from . import answers, tasks, wire
 from .results import Completion, Prompt, PromptResult, Resource, ResourceResult, ResourceTemplate, Tool, ToolResult
 from .stateless import Listener, StatelessSide
 
@@ -308,7 +308,22 @@ class Client:
         params: Dict[str, Any] = {"name": name, "arguments": arguments if arguments is not None else {}}
         result = self._call("tools/call", params, timeout=timeout, on_progress=wire.checked_progress(on_progress),
                             max_timeout=max_timeout)
+        if result.get("resultType") == "task":  # the server runs it as a task: wait for it, in the timeout
+            return tasks.wait_for(self, result, timeout)
         return ToolResult(result)
+
+    def start_task(self, name: str, arguments: Optional[dict] = None, *,
+                   timeout: Optional[float] = None) -> "tasks.TaskHandle":
+        """Call a tool; return its :class:`~minimcp.client.tasks.TaskHandle` at once (``wait()``,
+        ``cancel()``; already done if the server answered at once, or has no tasks)."""
+        self._require("tools")
+        result = self._call("tools/call", {"name": name, "arguments": arguments or {}}, timeout=timeout)
+        done = {"status": "completed", "result": result}
+        return tasks.handle(self, result) if result.get("resultType") == "task" else tasks.TaskHandle(self, "", done)
+
+    def task(self, task_id: str) -> "tasks.TaskHandle":
+        """The handle of a task by its id: one started earlier, maybe by another connection."""
+        return tasks.TaskHandle(self, task_id)
 
     def iter_resources(self, *, cursor: Optional[str] = None, timeout: Optional[float] = None) -> Iterator[Resource]:
         """Yield the server's resources, page by page (from ``cursor``)."""
