@@ -78,3 +78,15 @@ def test_readme_python_snippets_are_copied_from_examples():
     assert snippets
     for snippet in snippets:
         assert snippet in sources, f"README snippet not found in examples/:\n{snippet}"
+
+
+def test_long_jobs_runs_a_task_with_progress_and_a_question():
+    out = run_example("long_jobs.py")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "started a task: working"
+    assert "the job asks: Add an appendix? -> yes" in lines
+    assert lines[-1] == "report: 6 pages and an appendix"
+    progress = [line for line in lines[1:-1] if line.startswith("  ")]
+    assert progress and all(re.fullmatch(r"  (working|input_required|completed): \d/6 page \d written", line)
+                            for line in progress), lines

@@ -457,4 +457,7 @@ class MCPApp:
         self.legacy.close()
         self.workers.shutdown(timeout=5.0)
         self.server.log_bridge.uninstall()
+        from ..server.tasks import close as close_tasks  # late: few servers have tasks
+
+        close_tasks(self.server)  # running tasks end cancelled; their threads are joined
 
