@@ -97,6 +97,12 @@ def test_lifecycle(transport):
         assert client.call_tool("work", {"seconds": 0.01, "tag": "two"}).text == "worked two"
         assert client.call_tool("confirm", {"filename": "a.txt"}).text == "accept a.txt ok=True"
         assert client.call_tool("plain", {"text": "sync"}).text == "sync"  # never a task
+        # asks over input_required rounds first, then becomes a task that runs the tool again, answered
+        # (the client answers the round itself: what comes back is the task, without requestState)
+        task = client.request("tools/call", {"name": "book", "arguments": {}})
+        assert task["resultType"] == "task" and "requestState" not in task and "inputRequests" not in task
+        assert client.task(task["taskId"]).wait(10).text == "booked ok=True task=TaskContext"
+        assert client.call_tool("book").text == "booked ok=True task=TaskContext"
 
 
 def test_handshake_client_gets_plain_results():

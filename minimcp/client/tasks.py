@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional
 
 from ..errors import MCPError, ProtocolError, RPCError, Timeout
 from ..logs import get_logger
+from ..protocol.stateless import TASKS_EXTENSION
 from . import wire
 from .results import ToolResult
 
@@ -34,7 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 log = get_logger(__name__)
 
-EXTENSION = "io.modelcontextprotocol/tasks"
+EXTENSION = TASKS_EXTENSION
 TERMINAL = ("completed", "failed", "cancelled")
 STATUSES = ("working", "input_required") + TERMINAL
 

@@ -25,6 +25,8 @@ CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
+#: The tasks extension (SEP-2663): server/tasks.py, client/tasks.py.
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 
 #: Only these may answer input_required (spec 2026-07-28 basic/patterns/mrtr).
 MRTR_METHODS = ("tools/call", "prompts/get", "resources/read")

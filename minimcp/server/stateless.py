@@ -26,7 +26,7 @@ from ..errors import CapabilityError, RPCError
 from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from ..protocol.levels import LOG_LEVELS
 from ..protocol.stateless import (CACHEABLE, LOG_LEVEL_KEY, MRTR_METHODS, SERVER_INFO_KEY, SUBSCRIPTION_KEY,
-                                  InputRequired, RequestMeta, missing_capability)
+                                  TASKS_EXTENSION, InputRequired, RequestMeta, missing_capability)
 from ..protocol.versions import MODERN_VERSION, SUPPORTED_VERSIONS
 
 #: The extra params of a retry, left out when binding the state to the request.
@@ -168,11 +168,9 @@ def discover(connection: Any, params: dict, ctx: Any) -> dict:
 
 def declared_extensions(server: Any) -> Dict[str, dict]:
     """The extensions this server declares: tasks when a tool runs as one, skills once published."""
-    from . import tasks  # late: the extensions are their own modules
-
     extensions: Dict[str, dict] = {}
-    if tasks.has_tasks(server):
-        extensions[tasks.EXTENSION] = {}
+    if any(tool.task for tool in server.tools()):
+        extensions[TASKS_EXTENSION] = {}
     skills = server.__dict__.get("skills")
     if skills is not None:
         extensions[skills.EXTENSION] = skills.settings()

@@ -24,7 +24,6 @@ round-trip requests, as the extension recommends) is registered with
 
 from __future__ import annotations
 
-import secrets
 import threading
 import time
 from collections import deque
@@ -33,17 +32,17 @@ from typing import Any, Callable, Dict, Optional
 from ..errors import CapabilityError, RPCError
 from ..logs import get_logger
 from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY
-from ..protocol.stateless import InputRequired
+from ..protocol.stateless import TASKS_EXTENSION, InputRequired
 from ..protocol.versions import MODERN_VERSION
 from ..threads import join, start_thread
 from .connection import MAX_DEPTH, too_deep
-from .context import Context, _fits
+from .context import Context, StartTask, _fits
 from .taskstore import MemoryTaskStore, TaskRecord, TaskStore
 from .tools import RequestFailed
 
 log = get_logger(__name__)
 
-EXTENSION = "io.modelcontextprotocol/tasks"
+EXTENSION = TASKS_EXTENSION
 #: The values of a tool's ``task=`` option: it may, or must, run as a task.
 SUPPORT = ("optional", "required")
 
@@ -67,14 +66,6 @@ def starts_task_later(fn: Callable) -> Callable:
     when it calls ``ctx.start_task()`` (a plain result if it returns without calling it)."""
     fn.__minimcp_task_later__ = True  # type: ignore[attr-defined]
     return fn
-
-
-class StartTask(InputRequired):
-    """Raised by ``ctx.start_task()`` in the synchronous part of a :func:`starts_task_later` tool
-    (an ``InputRequired``, so that the tool's error handling lets it through)."""
-
-    def __init__(self) -> None:
-        super().__init__({})
 
 
 class TaskContext(Context):
@@ -123,14 +114,6 @@ class _Request:
         self.id, self.method, self.params = ctx.request_id, ctx.method, ctx.params
 
 
-def start_task(ctx: Context) -> None:
-    """``ctx.start_task()`` outside a task: become one now if the tool is a task tool and the
-    request opted in; else go on (the call stays a plain one)."""
-    tool = ctx.connection.server.get_tool(ctx.params.get("name")) if ctx.method == "tools/call" else None
-    if getattr(tool, "task", None) and opted_in(ctx):
-        raise StartTask()
-
-
 class TaskRunner:
     """Runs tasks on threads of its own and keeps their records in a :class:`TaskStore`.
 
@@ -158,6 +141,8 @@ class TaskRunner:
     def start(self, tool: Any, arguments: dict, ctx: Context) -> dict:
         """Create a task for ``tool(arguments)``, saved before this returns, and queue it; return the
         ``CreateTaskResult``."""
+        import secrets  # late: only a server that starts tasks pays for it
+
         record = TaskRecord(secrets.token_urlsafe(18), self.clock(), self.ttl_ms, self.poll_interval_ms,
                             owner=ctx.principal)
         task_ctx = TaskContext(ctx, self, record)
@@ -388,11 +373,6 @@ def listen_task_ids(server: Any, task_ids: list, ctx: Any) -> list:
     store = runner_for(server).store
     return [task_id for task_id in task_ids
             if (lambda record: record is not None and record.owner == ctx.principal)(store.load(task_id))]
-
-
-def has_tasks(server: Any) -> bool:
-    """Does any tool of this server run as a task? (Then discover declares the extension.)"""
-    return any(getattr(tool, "task", None) for tool in server.tools())
 
 
 # -- the methods, as rows of server.methods.METHODS --------------------------------------------------

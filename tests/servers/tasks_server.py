@@ -9,7 +9,7 @@ import time
 from typing import Callable, Optional
 
 from minimcp import Context, Server, ToolError
-from minimcp.server.tasks import TaskRunner
+from minimcp.server.tasks import TaskRunner, starts_task_later
 from minimcp.server.tools import RequestFailed
 
 #: Set whenever a task tool saw its ctx.cancelled (in-process tests read it).
@@ -45,6 +45,14 @@ def make_server(ttl_ms: Optional[int] = 3600000, clock: Callable[[], float] = ti
     def backend_down() -> str:
         """A protocol-level failure: the task fails."""
         raise RequestFailed(-32603, "backend down")
+
+    @server.tool(task="required")
+    @starts_task_later
+    def book(ctx: Context) -> str:
+        """Ask first (input_required rounds), then become a task."""
+        answer = ctx.elicit("Name?", {"type": "object", "properties": {"ok": {"type": "boolean"}}}, key="who")
+        ctx.start_task()
+        return f"booked ok={answer['content']['ok']} task={type(ctx).__name__}"
 
     @server.tool()
     def plain(text: str) -> str:
