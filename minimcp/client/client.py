@@ -308,7 +308,7 @@ class Client:
         params: Dict[str, Any] = {"name": name, "arguments": arguments if arguments is not None else {}}
         result = self._call("tools/call", params, timeout=timeout, on_progress=wire.checked_progress(on_progress),
                             max_timeout=max_timeout)
-        if result.get("resultType") == "task":  # the server runs it as a task: wait for it, in the timeout
+        if type(result) is dict and result.get("resultType") == "task":  # a task: wait for it, in the timeout
             return tasks.wait_for(self, result, timeout)
         return ToolResult(result)
 
@@ -318,8 +318,7 @@ class Client:
         ``cancel()``; already done if the server answered at once, or has no tasks)."""
         self._require("tools")
         result = self._call("tools/call", {"name": name, "arguments": arguments or {}}, timeout=timeout)
-        done = {"status": "completed", "result": result}
-        return tasks.handle(self, result) if result.get("resultType") == "task" else tasks.TaskHandle(self, "", done)
+        return tasks.handle_for(self, result)
 
     def task(self, task_id: str) -> "tasks.TaskHandle":
         """The handle of a task by its id: one started earlier, maybe by another connection."""

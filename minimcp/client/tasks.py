@@ -158,6 +158,13 @@ def handle(client: "Client", result: dict) -> TaskHandle:
     return TaskHandle(client, task_id, result)
 
 
+def handle_for(client: "Client", result: Any) -> TaskHandle:
+    """The handle for what ``tools/call`` answered: its task, or an ended one holding the result."""
+    if type(result) is dict and result.get("resultType") == "task":
+        return handle(client, result)
+    return TaskHandle(client, "", {"status": "completed", "result": wire.obj(result, "the answer to tools/call")})
+
+
 def wait_for(client: "Client", result: dict, timeout: Optional[float]) -> ToolResult:
     """A plain ``call_tool`` the server ran as a task: wait for it; cancel it when time is up."""
     task = handle(client, result)
