@@ -228,3 +228,28 @@ def test_bad_input_gets_an_error_and_the_task_lives_on(transport):
         client.request("tasks/update", {"taskId": task_id, "inputResponses": {key: accept({})}})
         assert client.task(task_id).wait(10).text == "accept d.txt ok=True"
         assert client.task(working).wait(10).text == "worked w"
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_status_notifications_on_listen(transport):
+    from minimcp.client.stateless import Listener
+
+    seen, ended = [], threading.Event()
+
+    def on_notification(method, params):
+        if method == "notifications/tasks":
+            seen.append(params)
+            if params["status"] == "completed":
+                ended.set()
+
+    with connected(transport, on_notification=on_notification, elicitation_handler=accept) as (client, _):
+        task_id = created(client, "confirm", {"filename": "e.txt"})["taskId"]  # it waits for our answer
+        (key, _), = until(client, task_id, "input_required")["inputRequests"].items()
+        listener = client.stateless.listener = Listener(client.session, {"taskIds": [task_id, "not-mine"]})
+        listener.open(client.stateless.meta())
+        assert listener.acknowledged == {"taskIds": [task_id]}  # only the tasks it may see
+        client.request("tasks/update", {"taskId": task_id, "inputResponses": {key: accept({})}})
+        assert ended.wait(10)
+        listener.close()
+    assert [note["status"] for note in seen] == ["working", "completed"]
+    assert seen[-1]["taskId"] == task_id and seen[-1]["result"]["content"][0]["text"] == "accept e.txt ok=True"
