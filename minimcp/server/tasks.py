@@ -43,8 +43,6 @@ from .tools import RequestFailed
 log = get_logger(__name__)
 
 EXTENSION = TASKS_EXTENSION
-#: The values of a tool's ``task=`` option: it may, or must, run as a task.
-SUPPORT = ("optional", "required")
 
 
 def opted_in(ctx: Any) -> bool:
@@ -331,12 +329,15 @@ class TaskRunner:
         """Cancel every running task and join the threads (a later task starts new ones)."""
         with self._lock:
             self._closed = True
+            ended = [ctx.task for ctx in self._live.values()]
             for ctx in self._live.values():
                 ctx.task.status, ctx.task.status_message = "cancelled", "the server shut down"
                 ctx.cancelled.set()
             self._queue.clear()
             self._lock.notify_all()
             threads, self._threads = self._threads, []
+        for record in ended:
+            self.store.save(record)
         deadline = time.monotonic() + timeout
         for thread in threads:
             join(thread, max(0.0, deadline - time.monotonic()))
@@ -370,9 +371,12 @@ def listen_task_ids(server: Any, task_ids: list, ctx: Any) -> list:
     those it may see (-32021 if it did not declare the extension)."""
     if not opted_in(ctx):
         raise missing_extension()
-    store = runner_for(server).store
-    return [task_id for task_id in task_ids
-            if (lambda record: record is not None and record.owner == ctx.principal)(store.load(task_id))]
+    store, visible = runner_for(server).store, []
+    for task_id in task_ids:
+        record = store.load(task_id)
+        if record is not None and record.owner == ctx.principal:
+            visible.append(task_id)
+    return visible
 
 
 # -- the methods, as rows of server.methods.METHODS --------------------------------------------------
