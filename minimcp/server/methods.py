@@ -34,6 +34,7 @@ HANDSHAKE, STATELESS, BOTH = "handshake", "stateless", "both"
 #: The handshake-era requests a client may send before ``initialize`` (spec basic/lifecycle).
 BEFORE_INITIALIZE = ("initialize", "ping")
 
+
 def call_tool(connection: ServerConnection, params: dict, ctx: Context) -> Any:
     """Answer ``tools/call``; a tool registered with ``task=`` goes through :mod:`.tasks`
     (a task, when the 2026-07-28 request declares the extension)."""
