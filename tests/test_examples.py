@@ -130,3 +130,15 @@ def test_protected_server_example_takes_tokens_from_a_real_authorization_server(
 def test_protected_server_example_says_what_to_configure():
     out = run_example("protected_server.py", env={k: v for k, v in os.environ.items() if k != "MCP_ISSUER"})
     assert out.returncode == 1 and "set MCP_ISSUER" in out.stderr
+
+
+def test_long_jobs_runs_a_task_with_progress_and_a_question():
+    out = run_example("long_jobs.py")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "started a task: working"
+    assert "the job asks: Add an appendix? -> yes" in lines
+    assert lines[-1] == "report: 6 pages and an appendix"
+    progress = [line for line in lines[1:-1] if line.startswith("  ")]
+    assert progress and all(re.fullmatch(r"  (working|input_required|completed): \d/6 page \d written", line)
+                            for line in progress), lines

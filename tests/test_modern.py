@@ -262,7 +262,7 @@ def test_an_unknown_result_type_is_refused():
     """spec 2026-07-28 basic: an unrecognised resultType is invalid."""
     client_end, fake = fake_server({
         "server/discover": lambda p, c: {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}},
-        "tools/call": lambda p, c: {"resultType": "task", "task": {}}})
+        "tools/call": lambda p, c: {"resultType": "deferred", "task": {}}})  # ("task": the tasks extension's)
     client = minimcp.Client(client_end, timeout=5)
     try:
         client.initialize()

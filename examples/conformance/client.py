@@ -36,6 +36,7 @@ import sys
 from typing import Any, Callable, Dict
 
 import minimcp
+from minimcp.client.skills import SkillVerificationError, list_skills, load_skill
 
 log = logging.getLogger("conformance-client")
 
@@ -168,6 +169,26 @@ def request_state(url: str, context: dict) -> None:
             log.info("%s: %s", name, client.call_tool(name).text)
 
 
+def skills_no_prefetch(url: str, context: dict) -> None:
+    """List the skills and read none of their files: a listing is not a reason to fetch (SEP-2640)."""
+    with connect(url) as client:
+        for skill in list_skills(client):
+            log.info("skill %s: %s (%s)", skill.name, skill.description, skill.uri)
+
+
+def skills_verify(url: str, context: dict) -> None:
+    """Load the first skill and then its references/FORMS.md: load_skill() checks the SKILL.md
+    against its entry (size, digest, frontmatter) and refuses what does not match."""
+    with connect(url) as client:
+        skill = list_skills(client)[0]
+        try:
+            loaded = load_skill(client, skill)
+        except SkillVerificationError as exc:
+            log.warning("not loading %s: %s", skill.uri, exc)
+            return
+        log.info("loaded %s; its form guide has %d bytes", skill.name, len(loaded.read("references/FORMS.md")))
+
+
 SCENARIOS: Dict[str, Callable[[str, dict], None]] = {
     "initialize": initialize,
     "tools_call": tools_call,
@@ -180,6 +201,10 @@ SCENARIOS: Dict[str, Callable[[str, dict], None]] = {
     "http-custom-headers": http_custom_headers,
     "http-invalid-tool-headers": http_invalid_tool_headers,
     "sep-2322-client-request-state": request_state,
+    "sep-2640-client-no-prefetch": skills_no_prefetch,
+    "sep-2640-client-verify-digest": skills_verify,
+    "sep-2640-client-verify-size": skills_verify,
+    "sep-2640-client-verify-frontmatter": skills_verify,
 }
 
 

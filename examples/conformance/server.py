@@ -37,9 +37,13 @@ import argparse
 import base64
 import json
 import logging
+import os
 import time
 
 from minimcp import Audio, Context, EmbeddedResource, Image, Message, Server, ToolError
+from minimcp.server.skills import publish_skills
+from minimcp.server.tasks import starts_task_later
+from minimcp.server.tools import RequestFailed
 
 # Test media: a 1x1 PNG and a minimal WAV file.
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==")
@@ -456,6 +460,73 @@ def test_input_required_result_prompt(ctx: Context) -> str:
                         {"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]},
                         key="user_context")
     return f"Answer using this context: {answer['content']['context']}"
+
+
+# -- the tasks extension (io.modelcontextprotocol/tasks): a tool says task="optional" or
+# "required"; a request that declares the extension gets a task, polled with tasks/get.
+
+
+@server.tool()
+def greet(name: str) -> str:
+    """A plain tool, never a task."""
+    return f"Hello, {name}!"
+
+
+@server.tool(task="optional")
+def slow_compute(seconds: float, ctx: Context, label: str = "") -> str:
+    """Works for ``seconds`` seconds as a task; tasks/cancel stops it (ctx.cancelled)."""
+    deadline = time.monotonic() + seconds
+    while not ctx.cancelled.wait(min(0.2, max(0.0, deadline - time.monotonic()))):
+        if time.monotonic() >= deadline:
+            return f"computed {label or 'it'} in {seconds:g}s"
+        ctx.report_progress(seconds - (deadline - time.monotonic()), seconds, "computing")
+    return "cancelled"
+
+
+@server.tool(task="optional")
+def confirm_delete(filename: str, ctx: Context) -> str:
+    """Asks the user to confirm, in the middle of the task (input_required, then tasks/update)."""
+    answer = ctx.elicit(f"Delete {filename}?", {"type": "object", "properties": {"confirm": {"type": "boolean"}},
+                                                 "required": ["confirm"]})
+    confirmed = answer.get("action") == "accept" and (answer.get("content") or {}).get("confirm")
+    return f"deleted {filename}" if confirmed else f"kept {filename}"
+
+
+@server.tool(task="required")
+def failing_job(ctx: Context) -> str:
+    """Always a task (-32021 for a client without the extension); fails as a tool: isError."""
+    ctx.cancelled.wait(0.2)
+    raise ToolError("the job failed, as it always does")
+
+
+@server.tool(task="optional")
+def protocol_error_job() -> str:
+    """Fails at the protocol level: the task ends "failed" with this JSON-RPC error."""
+    raise RequestFailed(-32603, "Internal error: the job's backend is gone")
+
+
+@server.tool(task="optional")
+def multi_input(ctx: Context) -> str:
+    """Two questions at once (``with ctx.inputs()``): the task waits until both are answered."""
+    form = {"type": "object", "properties": {"name": {"type": "string"}}}
+    with ctx.inputs():
+        first = ctx.elicit("First name?", form, key="first")
+        second = ctx.elicit("Second name?", form, key="second")
+    return f"first={first['content'].get('name')}, second={second['content'].get('name')}"
+
+
+@server.tool(task="required")
+@starts_task_later
+def test_tool_with_task(ctx: Context) -> str:
+    """Asks for a name over input_required rounds, then becomes a task (ctx.start_task())."""
+    answer = ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+    ctx.start_task()  # the call answers CreateTaskResult here; the task runs this again, answered
+    return f"Hello, {answer['content']['name']}!"
+
+
+# -- the skills extension (io.modelcontextprotocol/skills): one call publishes the folder skills/
+# (skills/list, skills/get, resources/directory/read, and each file as a skill:// resource).
+publish_skills(server, os.path.join(os.path.dirname(os.path.abspath(__file__)), "skills"))
 
 
 def main() -> None:

@@ -11,6 +11,7 @@ from typing import Any, Callable, Dict, Optional, Sequence
 
 from ..errors import RPCError
 from ..protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
+from ..protocol.stateless import TASKS_EXTENSION
 
 Handler = Optional[Callable[[dict], dict]]
 
@@ -25,6 +26,8 @@ def declared(sampling_handler: Handler, sampling_tools: bool, elicitation_handle
         caps["elicitation"] = {mode: {} for mode in elicitation_modes}
     if roots is not None:
         caps["roots"] = {} if stateless else {"listChanged": True}
+    if stateless:  # a server may answer tools/call with a task: client/tasks.py follows it
+        caps["extensions"] = {TASKS_EXTENSION: {}}
     return caps
 
 

@@ -12,16 +12,14 @@ each run on a worker thread, never on the reader.
 """
 
 import os
-import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 from .. import __version__
-from ..errors import CapabilityError, ProtocolError, Timeout
+from ..errors import CapabilityError, ProtocolError
 from ..protocol.levels import LOG_LEVELS
-from ..protocol.stateless import SERVER_INFO_KEY
 from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSION, PROTOCOL_VERSION, knows
 from ..session import Handler, ProgressCallback, Session
-from . import answers, wire
+from . import answers, handshake, tasks, wire
 from .results import Completion, Prompt, PromptResult, Resource, ResourceResult, ResourceTemplate, Tool, ToolResult
 from .stateless import Listener, StatelessSide
 
@@ -174,49 +172,7 @@ class Client:
                 does not speak the one ``protocol=`` asked for.
             Timeout: no answer within ``timeout``.
         """
-        if self.session._reader is None:
-            self.session.start()
-        deadline = time.monotonic() + (timeout or self.session.timeout)
-        if self.protocol in ("auto", MODERN_VERSION):
-            required = self.protocol == MODERN_VERSION
-            probe = deadline - time.monotonic()
-            discovered = self.stateless.discover(probe if required else probe / 2, required=required)
-            if discovered is not None:
-                meta = wire.field(discovered, "_meta", dict, "the server's answer to server/discover", {})
-                self._introduced(MODERN_VERSION, meta.get(SERVER_INFO_KEY), discovered)
-                self.session.transport.negotiated(MODERN_VERSION)
-                self._relisten()  # list-change callbacks need a listen request in this era
-                return discovered
-        try:
-            result = self.session.request("initialize", {
-                "protocolVersion": self.protocol if self.protocol in LEGACY_VERSIONS else PROTOCOL_VERSION,
-                "capabilities": self.capabilities(),
-                "clientInfo": self.client_info,
-            }, timeout=max(deadline - time.monotonic(), 0.01), cancellable=False)  # never cancelled (spec
-            # basic/utilities/cancellation); what the probe left of the deadline
-        except Timeout:
-            if self.protocol != "auto":
-                raise
-            # Say the whole wait, not initialize's part of it: the user gave one timeout.
-            raise Timeout(f"the handshake got no answer in {timeout or self.session.timeout:.1f}s "
-                          "(server/discover, then initialize); is the server slow to start? "
-                          "Pass a longer timeout=") from None
-        version = wire.field(wire.result("initialize", result), "protocolVersion", str, "initialize")
-        if version not in LEGACY_VERSIONS:
-            raise ProtocolError(f"the server chose protocol version {version!r}; minimcp speaks "
-                                f"{', '.join(LEGACY_VERSIONS)}")
-        self._introduced(version, result.get("serverInfo"), result)
-        self.session.notify("notifications/initialized")
-        self.session.transport.negotiated(version)
-        return result
-
-    def _introduced(self, version: str, server_info: Optional[dict], result: dict) -> None:
-        """Keep what ``initialize`` or ``server/discover`` said about the server."""
-        what = f"the server's answer to {'server/discover' if version == MODERN_VERSION else 'initialize'}"
-        self.server_info = wire.obj(server_info, f"{what}: serverInfo") if server_info is not None else {}
-        self.server_capabilities = wire.field(result, "capabilities", dict, what, {})
-        self.instructions = wire.field(result, "instructions", str, what)
-        self.protocol_version = version
+        return handshake.introduce(self, timeout)
 
     def _call(self, method: str, params: Optional[dict] = None, *, timeout: Optional[float] = None,
               on_progress: Optional[ProgressCallback] = None, max_timeout: Optional[float] = None) -> Any:
@@ -316,7 +272,21 @@ class Client:
         params: Dict[str, Any] = {"name": name, "arguments": arguments if arguments is not None else {}}
         result = self._call("tools/call", params, timeout=timeout, on_progress=wire.checked_progress(on_progress),
                             max_timeout=max_timeout)
+        if type(result) is dict and result.get("resultType") == "task":  # a task: wait for it, in the timeout
+            return tasks.wait_for(self, result, timeout)
         return ToolResult(result)
+
+    def start_task(self, name: str, arguments: Optional[dict] = None, *,
+                   timeout: Optional[float] = None) -> "tasks.TaskHandle":
+        """Call a tool; return its :class:`~minimcp.client.tasks.TaskHandle` at once (``wait()``,
+        ``cancel()``; already done if the server answered at once, or has no tasks)."""
+        self._require("tools")
+        result = self._call("tools/call", {"name": name, "arguments": arguments or {}}, timeout=timeout)
+        return tasks.handle_for(self, result)
+
+    def task(self, task_id: str) -> "tasks.TaskHandle":
+        """The handle of a task by its id: one started earlier, maybe by another connection."""
+        return tasks.TaskHandle(self, task_id)
 
     def iter_resources(self, *, cursor: Optional[str] = None, timeout: Optional[float] = None) -> Iterator[Resource]:
         """Yield the server's resources, page by page (from ``cursor``)."""

@@ -172,6 +172,8 @@ class StatelessSide:
                 if method in CACHEABLE and "inputResponses" not in params and isinstance(ttl, int) and ttl > 0:
                     self._cache[key] = (time.monotonic() + ttl / 1000, result)
                 return result
+            if kind == "task" and method == "tools/call":  # the tasks extension: client/tasks.py waits
+                return result
             if kind != "input_required":
                 raise ProtocolError(f"the server answered {method} with an unknown resultType {kind!r}")
             # spec 2026-07-28 basic/patterns/mrtr: answer each, retry with a new id and the state

@@ -447,8 +447,7 @@ class MCPApp:
     def _delete(self, environ: dict, headers: Dict[str, str], principal: Any, start_response: Callable) -> Any:
         if headers.get("mcp-protocol-version") == MODERN_VERSION:
             raise HTTPError(405, "Method Not Allowed: 2026-07-28 has no sessions", headers=[("Allow", "POST")])
-        session_id, _ = self._session(headers, principal)
-        self._end_session(session_id)
+        self._end_session(self._session(headers, principal)[0])
         return reply(start_response, 200)
 
     def _end_session(self, session_id: str) -> None:
@@ -467,4 +466,5 @@ class MCPApp:
         self.legacy.close()
         self.workers.shutdown(timeout=5.0)
         self.server.log_bridge.uninstall()
-
+        from ..server.tasks import close as close_tasks  # late: few servers have tasks
+        close_tasks(self.server)  # running tasks end cancelled; their threads are joined

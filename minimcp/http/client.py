@@ -25,7 +25,7 @@ import sseclient
 
 from ..logs import get_logger
 from ..protocol import jsonrpc
-from ..protocol.stateless import MRTR_METHODS, modern_version
+from ..protocol.stateless import NAME_FIELDS, modern_version
 from ..protocol.versions import MODERN_VERSION
 from .headers import encode_header_value
 from ..errors import ConnectionClosed
@@ -208,9 +208,8 @@ class StreamableHTTPTransport(Transport):
         headers = {"MCP-Protocol-Version": version}
         if type(message) is Request:
             headers["Mcp-Method"] = message.method
-            if message.method in MRTR_METHODS:
-                name = params.get("uri" if message.method == "resources/read" else "name")
-                headers["Mcp-Name"] = encode_header_value(name)
+            if message.method in NAME_FIELDS:
+                headers["Mcp-Name"] = encode_header_value(params.get(NAME_FIELDS[message.method]))
             if message.method == "tools/call":
                 arguments = params.get("arguments") or {}
                 for argument, header in self.param_headers.get(params.get("name"), {}).items():

@@ -10,7 +10,7 @@ checks that they agree with the body (:func:`check_headers`).
 import base64
 from typing import Any, Dict, Optional
 
-from ..protocol.stateless import MRTR_METHODS, VERSION_KEY
+from ..protocol.stateless import NAME_FIELDS, VERSION_KEY
 
 _TOKEN_CHARS = set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
@@ -84,8 +84,8 @@ def check_headers(message: Any, headers: Dict[str, str], tool_schema: Optional[d
     if headers.get("mcp-method", "").strip() != message.method:
         return f"Mcp-Method header must be {message.method!r}"
     try:
-        if message.method in MRTR_METHODS:
-            expected = params.get("uri" if message.method == "resources/read" else "name")
+        if message.method in NAME_FIELDS:
+            expected = params.get(NAME_FIELDS[message.method])
             if decode_header_value(headers.get("mcp-name", "")) != expected:
                 return f"Mcp-Name header must be {expected!r}"
         if message.method == "tools/call" and tool_schema is not None:

@@ -25,9 +25,15 @@ CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
+#: The tasks extension (SEP-2663): server/tasks.py, client/tasks.py.
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 
 #: Only these may answer input_required (spec 2026-07-28 basic/patterns/mrtr).
 MRTR_METHODS = ("tools/call", "prompts/get", "resources/read")
+#: The body field each request's ``Mcp-Name`` header mirrors (spec 2026-07-28 basic/transports;
+#: the tasks extension's "Routing Headers" adds the task id of ``tasks/*``).
+NAME_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+               "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
 #: Results that carry cache hints (spec 2026-07-28 server/utilities/caching).
 CACHEABLE = ("server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list",
              "resources/read")

@@ -16,7 +16,7 @@ from ..errors import CapabilityError, ProtocolError
 from ..inflight import Batch, RequestContext
 from ..protocol.jsonrpc import Request
 from ..protocol.levels import RANK
-from ..protocol.stateless import InputRequired, RequestMeta
+from ..protocol.stateless import TASKS_EXTENSION, InputRequired, RequestMeta
 from ..protocol.versions import knows
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -133,6 +133,16 @@ class Context(RequestContext):
             return None
         raise InputRequired(dict(self._asked))
 
+    def start_task(self) -> None:
+        """Become a task here: for a tool registered with ``task=`` and
+        :func:`~minimcp.server.tasks.starts_task_later`, once its questions are answered
+        (the call answers a ``CreateTaskResult`` and the tool runs again as the task);
+        does nothing when the client did not opt in to tasks."""
+        tool = self.connection.server.get_tool(self.params.get("name")) if self.method == "tools/call" else None
+        extensions = self.client_capabilities.get("extensions") if self.modern is not None else None
+        if getattr(tool, "task", None) and type(extensions) is dict and TASKS_EXTENSION in extensions:
+            raise StartTask()
+
     def inputs(self) -> "_Inputs":
         """Ask for several things in one round (2026-07-28); elsewhere it changes nothing.
 
@@ -245,6 +255,14 @@ class Context(RequestContext):
         self._require("roots", "list roots")
         answer = self._ask("roots/list", None, key, timeout)
         return None if answer is None else answer.get("roots", [])  # type: ignore[return-value]
+
+
+class StartTask(InputRequired):
+    """Raised by ``ctx.start_task()`` to make the call a task (:mod:`minimcp.server.tasks`
+    catches it); an ``InputRequired``, so that a tool's error handling lets it through."""
+
+    def __init__(self) -> None:
+        super().__init__({})
 
 
 def _fits(method: str, answer: Any) -> bool:

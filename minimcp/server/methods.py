@@ -34,6 +34,30 @@ HANDSHAKE, STATELESS, BOTH = "handshake", "stateless", "both"
 #: The handshake-era requests a client may send before ``initialize`` (spec basic/lifecycle).
 BEFORE_INITIALIZE = ("initialize", "ping")
 
+
+def call_tool(connection: ServerConnection, params: dict, ctx: Context) -> Any:
+    """Answer ``tools/call``; a tool registered with ``task=`` goes through :mod:`.tasks`
+    (a task, when the 2026-07-28 request declares the extension)."""
+    tool = connection.server.get_tool(params.get("name"))
+    if tool is None or tool.task is None or ctx.modern is None:
+        return connection.call_tool(params, ctx)
+    from .tasks import call_tool as call_with_task  # late, like every extension's code
+
+    return call_with_task(connection, params, ctx)
+
+
+def _later(module: str, name: str) -> Callable[[Any, dict, Context], Any]:
+    """``minimcp.server.<module>.<name>``, imported on first use: a server that publishes no
+    skills and runs no tasks never loads those modules (start-up time is import time)."""
+    def answer(connection: Any, params: dict, ctx: Context) -> Any:
+        from importlib import import_module
+
+        return getattr(import_module(f"{__package__}.{module}"), name)(connection, params, ctx)
+
+    answer.__qualname__ = f"{module}.{name}"
+    return answer
+
+
 #: method -> (the code that answers it: ``answer(connection, params, ctx)``, the eras that have it)
 METHODS: Dict[str, Tuple[Callable[[Any, dict, Context], Any], str]] = {
     "initialize":               (ServerConnection.initialize, HANDSHAKE),
@@ -44,13 +68,23 @@ METHODS: Dict[str, Tuple[Callable[[Any, dict, Context], Any], str]] = {
     "server/discover":          (stateless.discover, STATELESS),
     "subscriptions/listen":     (stateless.listen, STATELESS),
     "tools/list":               (ServerConnection.list_tools, BOTH),
-    "tools/call":               (ServerConnection.call_tool, BOTH),
+    "tools/call":               (call_tool, BOTH),
     "resources/list":           (ServerConnection.list_resources, BOTH),
     "resources/templates/list": (ServerConnection.list_resource_templates, BOTH),
     "resources/read":           (ServerConnection.read_resource, BOTH),
     "prompts/list":             (ServerConnection.list_prompts, BOTH),
     "prompts/get":              (ServerConnection.get_prompt, BOTH),
     "completion/complete":      (ServerConnection.complete, BOTH),
+    # the tasks extension (io.modelcontextprotocol/tasks): server/tasks.py
+    "tasks/get":                (_later("tasks", "tasks_get"), STATELESS),
+    "tasks/update":             (_later("tasks", "tasks_update"), STATELESS),
+    "tasks/cancel":             (_later("tasks", "tasks_cancel"), STATELESS),
+    "tasks/result":             (_later("tasks", "removed"), BOTH),  # 2025-11-25 tasks: not in the extension
+    "tasks/list":               (_later("tasks", "removed"), BOTH),
+    # the skills extension (io.modelcontextprotocol/skills): server/skills.py
+    "skills/list":              (_later("skills", "list_skills"), BOTH),
+    "skills/get":               (_later("skills", "get_skill"), BOTH),
+    "resources/directory/read": (_later("skills", "read_directory"), BOTH),
 }
 
 

@@ -109,6 +109,9 @@ def run_stdio(server: "Server") -> None:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         server.log_bridge.uninstall()
+        from .tasks import close as close_tasks  # late: few servers have tasks
+
+        close_tasks(server)  # the client is gone: its running tasks end cancelled
 
 
 def _not_found(environ: dict, start_response: Callable) -> List[bytes]:

@@ -124,13 +124,13 @@ class Server:
     def add_tool(self, fn: Callable, *, name: Optional[str] = None, title: Optional[str] = None,
                  description: Optional[str] = None, annotations: Optional[dict] = None,
                  icons: Optional[List[dict]] = None, meta: Optional[dict] = None, scopes: Sequence[str] = (),
-                 input_schema: Optional[dict] = None, output_schema: Optional[dict] = None) -> ServerTool:
+                 input_schema: Optional[dict] = None, output_schema: Optional[dict] = None,
+                 task: Optional[str] = None) -> ServerTool:
         """Register ``fn`` as a tool.
 
         Args:
-            fn: the function. Its signature becomes ``inputSchema``, its
-                return annotation ``outputSchema``, its docstring the description.
-            name: the tool's name (default: the function's name).
+            fn: the function: its signature gives ``inputSchema``, its return annotation
+                ``outputSchema``, its docstring the description; ``name`` defaults to its name.
             title: a display name.
             description: overrides the docstring.
             annotations: hints such as ``{"readOnlyHint": True}``.
@@ -138,16 +138,16 @@ class Server:
             meta: the tool's ``_meta``.
             input_schema, output_schema: hand-written schemas instead of the derived ones.
             scopes: OAuth scopes a caller's token needs, checked before ``fn`` runs (server/protection.py).
+            task: ``"optional"`` / ``"required"``: it may / must run as a task (``server.tasks``).
 
         Returns:
-            The registered tool. Registering while clients are connected
-            sends them ``notifications/tools/list_changed``.
+            The registered tool (connected clients get ``notifications/tools/list_changed``).
 
         Raises:
             TypeError: a parameter's type hint has no JSON Schema.
         """
         tool = ServerTool(fn, name=name, title=title, description=description, annotations=annotations,
-                          icons=icons, meta=meta, input_schema=input_schema, output_schema=output_schema)
+                          icons=icons, meta=meta, input_schema=input_schema, output_schema=output_schema, task=task)
         tool.scopes = tuple(scopes)
         with self._lock:
             self._tools[tool.name] = tool

@@ -26,7 +26,7 @@ from ..errors import CapabilityError, RPCError
 from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from ..protocol.levels import LOG_LEVELS
 from ..protocol.stateless import (CACHEABLE, LOG_LEVEL_KEY, MRTR_METHODS, SERVER_INFO_KEY, SUBSCRIPTION_KEY,
-                                  InputRequired, RequestMeta, missing_capability)
+                                  TASKS_EXTENSION, InputRequired, RequestMeta, missing_capability)
 from ..protocol.versions import MODERN_VERSION, SUPPORTED_VERSIONS
 
 #: The extra params of a retry, left out when binding the state to the request.
@@ -142,7 +142,8 @@ def serve(connection: Any, answer: Any, params: dict, ctx: Any) -> dict:
     except CapabilityError as exc:
         raise missing_capability(exc.capability) from None
     result = dict(result)
-    result["resultType"] = "complete"
+    if result.get("resultType") != "task":  # (a CreateTaskResult: the tasks extension)
+        result["resultType"] = "complete"
     if method in CACHEABLE:  # a resource read brings its own scope (see server.resources), maybe its ttl
         result.setdefault("ttlMs", server.cache_ttl_ms)
         result.setdefault("cacheScope", server.cache_scope)
@@ -157,9 +158,23 @@ def discover(connection: Any, params: dict, ctx: Any) -> dict:
         info["title"] = server.title
     result: Dict[str, Any] = {"supportedVersions": list(SUPPORTED_VERSIONS),
                               "capabilities": server.capabilities(MODERN_VERSION), "_meta": {SERVER_INFO_KEY: info}}
+    extensions = declared_extensions(server)
+    if extensions:
+        result["capabilities"]["extensions"] = extensions
     if server.instructions:
         result["instructions"] = server.instructions
     return result
+
+
+def declared_extensions(server: Any) -> Dict[str, dict]:
+    """The extensions this server declares: tasks when a tool runs as one, skills once published."""
+    extensions: Dict[str, dict] = {}
+    if any(tool.task for tool in server.tools()):
+        extensions[TASKS_EXTENSION] = {}
+    skills = server.__dict__.get("skills")
+    if skills is not None:
+        extensions[skills.EXTENSION] = skills.settings()
+    return extensions
 
 
 #: listen filter -> the notification it lets through
@@ -178,6 +193,8 @@ class Subscription:
         """True if this listener asked for ``method`` (about ``uri``)."""
         if method == "notifications/resources/updated":
             return uri in (self.filters.get("resourceSubscriptions") or ())
+        if method == "notifications/tasks":  # (uri: the task id)
+            return uri in (self.filters.get("taskIds") or ())
         return any(self.filters.get(name) and note == method for name, note in _FILTERS.items())
 
     def send(self, method: str, params: Optional[dict] = None) -> None:
@@ -205,10 +222,10 @@ def listen_filters(requested: Any) -> dict:
         raise RPCError(INVALID_PARAMS, f'Invalid params: "notifications" must be an object, not {requested!r}')
     honoured = {}
     for name, value in requested.items():
-        if name == "resourceSubscriptions":
+        if name in ("resourceSubscriptions", "taskIds"):
             if type(value) is not list or not all(isinstance(uri, str) for uri in value):
-                raise RPCError(INVALID_PARAMS, f'Invalid params: "notifications.resourceSubscriptions" '
-                                               f'must be a list of URIs, not {value!r}')
+                raise RPCError(INVALID_PARAMS, f'Invalid params: "notifications.{name}" '
+                                               f'must be a list of strings, not {value!r}')
         elif name in _FILTERS:
             if type(value) is not bool:
                 raise RPCError(INVALID_PARAMS, f'Invalid params: "notifications.{name}" must be true or false, '
@@ -227,6 +244,10 @@ def listen(connection: Any, params: dict, ctx: Any) -> dict:
     while open.
     """
     honoured = listen_filters(params.get("notifications"))
+    if "taskIds" in honoured:  # the tasks extension: only for a listener that declared it
+        from .tasks import listen_task_ids
+
+        honoured["taskIds"] = listen_task_ids(connection.server, honoured["taskIds"], ctx)
     subscription = Subscription(ctx, honoured)
     server = connection.server
     server.subscriptions.add(subscription)

@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, Optional
 from ..logs import get_logger
 from .coroutines import finish, is_async
 from .content import error_result, result_for_version, tool_result
-from ..errors import CapabilityError, ToolError
+from ..errors import CapabilityError, RPCError, ToolError
 from ..protocol.stateless import InputRequired
 from ..protocol.versions import PROTOCOL_VERSION, knows, strip
 from .schema import FunctionSchema, is_simple, jsonschema_validate, validate
@@ -31,11 +31,18 @@ def checker(schema: dict) -> Callable[[Any, dict, str], Optional[str]]:
     return validate if is_simple(schema) else jsonschema_validate
 
 
+class RequestFailed(RPCError):
+    """Raise in a tool to answer the call with this JSON-RPC error, not an ``isError`` result
+    (a protocol-level failure; in a task, the task ends ``failed`` with it)."""
+
+
 class ServerTool:
     """A registered tool: the function, its definition, and how to call it.
 
     ``input_schema`` / ``output_schema`` override the schemas derived from
     the signature (arguments are then passed to the function unconverted).
+    ``task`` is ``"optional"`` or ``"required"`` for a tool that may or must
+    run as a task (:mod:`minimcp.server.tasks`), None for one that never does.
     """
 
     #: OAuth scopes a caller needs (``add_tool(scopes=…)``; checked before ``call``: server/protection.py).
@@ -44,9 +51,13 @@ class ServerTool:
     def __init__(self, fn: Callable, name: Optional[str] = None, title: Optional[str] = None,
                  description: Optional[str] = None, annotations: Optional[dict] = None,
                  icons: Optional[List[dict]] = None, meta: Optional[dict] = None,
-                 input_schema: Optional[dict] = None, output_schema: Optional[dict] = None) -> None:
+                 input_schema: Optional[dict] = None, output_schema: Optional[dict] = None,
+                 task: Optional[str] = None) -> None:
+        if task not in (None, "optional", "required"):
+            raise ValueError(f'task must be "optional", "required" or None, not {task!r}')
         self.fn = fn
         self.is_async = is_async(fn)  # its coroutine runs here: server/coroutines.py
+        self.task = task
         self.name = name or fn.__name__
         self.schema = FunctionSchema(fn, context_types=(RequestContext,))
         self.input_schema = input_schema if input_schema is not None else self.schema.input_schema
@@ -106,8 +117,8 @@ class ServerTool:
             value = finish(self.fn(**kwargs), ctx)
         except ToolError as exc:
             return error_result(str(exc))
-        except InputRequired:
-            raise  # 2026-07-28: the answer is "ask the client first", not a failure
+        except (InputRequired, RequestFailed):
+            raise  # 2026-07-28: "ask the client first" (or a protocol error the tool chose), not a failure
         except CapabilityError:
             if knows(version, "stateless"):
                 raise  # -32021: the request must declare it (spec 2026-07-28 basic)

@@ -1,0 +1,196 @@
+"""Publish a folder of Agent Skills: the skills extension (``io.modelcontextprotocol/skills``,
+SEP-2640), server side.
+
+One call publishes every skill under a folder::
+
+    from minimcp.server.skills import publish_skills
+
+    publish_skills(server, "skills/")   # skills/code-review/SKILL.md, skills/code-review/references/...
+
+Each folder that holds a ``SKILL.md`` is a skill, named by the folder (the
+frontmatter's ``name`` must match it). Every file in it becomes a resource
+``skill://<skill-path>/<file>`` served by ``resources/read``; the server
+declares the extension in ``server/discover`` and answers ``skills/list``,
+``skills/get`` (an entry: ``uri``, ``frontmatter``, and the manifest of
+``{uri, digest, size}``) and ``resources/directory/read`` (a directory's
+direct children). The files are read once, at publishing: the digests are
+of the bytes served.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import os
+from typing import Any, Dict, List, Optional
+
+from ..errors import RPCError
+from ..protocol.jsonrpc import INVALID_PARAMS
+from ..protocol.skills import DIRECTORY_MIME, EXTENSION, NAME_RULE, digest, frontmatter
+
+#: The most files and bytes per skill the extension says a server should serve.
+MAX_FILES, MAX_BYTES = 512, 16 * 1024 * 1024
+
+
+class SkillSet:
+    """The skills a server publishes (``server.skills``): entries by URI, and the directory tree."""
+
+    EXTENSION = EXTENSION
+
+    def __init__(self, directory_read: bool = True) -> None:
+        self.directory_read = directory_read
+        self.entries: Dict[str, dict] = {}  # SKILL.md uri -> the skill entry
+        self.children: Dict[str, Dict[str, bool]] = {}  # directory uri -> {child uri: is a directory}
+
+    def settings(self) -> dict:
+        """The extension's settings in ``server/discover``."""
+        return {"directoryRead": True} if self.directory_read else {}
+
+    def add_file(self, uri: str) -> None:
+        """Record ``uri`` and each of its parent directories (below the scheme) in the tree."""
+        scheme, _, path = uri.partition("://")
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            parent = f"{scheme}://" + "/".join(parts[:depth])
+            child = f"{scheme}://" + "/".join(parts[:depth + 1])
+            self.children.setdefault(parent, {})[child] = depth + 1 < len(parts)
+
+
+def publish_skills(server: Any, folder: str, *, scheme: str = "skill", directory_read: bool = True,
+                   ttl_ms: Optional[int] = None) -> SkillSet:
+    """Publish every skill under ``folder`` (each sub-folder with a ``SKILL.md``) on ``server``.
+
+    Args:
+        server: the :class:`~minimcp.Server`.
+        folder: the folder to walk; a skill's path is its folder relative to this one.
+        scheme: the URI scheme (the extension recommends ``skill``).
+        directory_read: also answer ``resources/directory/read`` (declared as ``directoryRead``).
+        ttl_ms: the cache hint of the skill's reads and listings (default: the server's).
+
+    Returns:
+        The :class:`SkillSet` (also ``server.skills``); a second call adds to it.
+
+    Raises:
+        ValueError: a ``SKILL.md`` without frontmatter, a name that does not match
+            its folder or breaks the naming rules, or a skill past 512 files or 16 MiB.
+    """
+    skills = server.__dict__.get("skills") or server.__dict__.setdefault("skills", SkillSet(directory_read))
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        if "SKILL.md" in files:
+            _publish_one(server, skills, folder, root, scheme, ttl_ms)
+    return skills
+
+
+def _publish_one(server: Any, skills: SkillSet, folder: str, root: str, scheme: str, ttl_ms: Optional[int]) -> None:
+    skill_path = os.path.relpath(root, folder).replace(os.sep, "/")
+    base = f"{scheme}://{skill_path}"
+    with open(os.path.join(root, "SKILL.md"), "rb") as file:
+        front = frontmatter(file.read().decode("utf-8"))
+    name = skill_path.rsplit("/", 1)[-1]
+    if front.get("name") != name or not NAME_RULE.match(name) or not isinstance(front.get("description"), str):
+        raise ValueError(f"{root}/SKILL.md: its frontmatter needs name: {name} (the folder's name: lowercase "
+                         f"letters, digits and single hyphens) and a description")
+    manifest: List[dict] = []
+    for here, dirs, files in os.walk(root):
+        dirs.sort()
+        for filename in sorted(files):
+            path = os.path.join(here, filename)
+            with open(path, "rb") as file:
+                data = file.read()
+            uri = base + "/" + os.path.relpath(path, root).replace(os.sep, "/")
+            manifest.append({"uri": uri, "digest": digest(data), "size": len(data)})
+            _serve_file(server, uri, data, front if uri == base + "/SKILL.md" else None, ttl_ms)
+            skills.add_file(uri)
+    if len(manifest) > MAX_FILES or sum(item["size"] for item in manifest) > MAX_BYTES:
+        raise ValueError(f"{root}: a skill should have at most {MAX_FILES} files and {MAX_BYTES} bytes")
+    manifest.sort(key=lambda item: item["uri"] != base + "/SKILL.md")  # SKILL.md first
+    skills.entries[base + "/SKILL.md"] = {"uri": base + "/SKILL.md", "frontmatter": front, "resources": manifest}
+
+
+def _serve_file(server: Any, uri: str, data: bytes, front: Optional[dict], ttl_ms: Optional[int]) -> None:
+    """Register one file as a resource: text when it is UTF-8, else a blob."""
+    mime = "text/markdown" if uri.endswith(".md") else (mimetypes.guess_type(uri)[0] or "application/octet-stream")
+    try:
+        content: Any = data.decode("utf-8")
+    except UnicodeDecodeError:
+        content = data
+    name = front["name"] if front else uri.rsplit("/", 1)[-1]
+    server.add_resource(lambda: content, uri, name=name, description=front.get("description") if front else None,
+                        mime_type=mime, size=len(data), ttl_ms=ttl_ms, cache_scope="public")
+
+
+# -- the methods, as rows of server.methods.METHODS ---------------------------------------------------
+
+
+def _skills(connection: Any) -> SkillSet:
+    skills = connection.server.__dict__.get("skills")
+    if skills is None:
+        raise RPCError(INVALID_PARAMS, "Invalid params: this server publishes no skills")
+    return skills
+
+
+def _cached(connection: Any, result: dict) -> dict:
+    """Add the cache hints a skills result carries (extension: ``ttlMs`` and ``cacheScope``)."""
+    result.setdefault("ttlMs", connection.server.cache_ttl_ms)
+    result.setdefault("cacheScope", "public")
+    return result
+
+
+def _uri(params: dict) -> str:
+    uri = params.get("uri")
+    if not isinstance(uri, str):
+        raise RPCError(INVALID_PARAMS, 'Invalid params: "uri" (a string) is required')
+    return uri
+
+
+def _page(items: list, params: dict, page_size: Optional[int]) -> tuple:
+    """One page of ``items`` from ``params["cursor"]`` (an offset), and the next cursor or None."""
+    cursor = params.get("cursor")
+    start = int(cursor) if isinstance(cursor, str) and cursor.isdigit() else 0
+    if cursor is not None and not (isinstance(cursor, str) and cursor.isdigit()):
+        raise RPCError(INVALID_PARAMS, f"Invalid params: unknown cursor {cursor!r}; start again without one")
+    end = len(items) if not page_size else start + page_size
+    return items[start:end], (str(end) if end < len(items) else None)
+
+
+def list_skills(connection: Any, params: dict, ctx: Any) -> dict:
+    """Answer ``skills/list``: every published skill's entry (a page of them, with ``page_size``)."""
+    entries, cursor = _page(list(_skills(connection).entries.values()), params, connection.server.page_size)
+    result: Dict[str, Any] = {"skills": entries}
+    if cursor is not None:
+        result["nextCursor"] = cursor
+    return _cached(connection, result)
+
+
+def get_skill(connection: Any, params: dict, ctx: Any) -> dict:
+    """Answer ``skills/get``: the entry of the skill whose ``SKILL.md`` is ``uri``; -32602 if none."""
+    uri = _uri(params)
+    entry = _skills(connection).entries.get(uri)
+    if entry is None:
+        raise RPCError(INVALID_PARAMS, f"Invalid params: no skill {uri!r} (skills/list shows the skills served)")
+    return _cached(connection, {"skill": entry})
+
+
+def read_directory(connection: Any, params: dict, ctx: Any) -> dict:
+    """Answer ``resources/directory/read``: a skill directory's direct children; -32602 for a URI
+    that is not a directory of a published skill."""
+    uri = _uri(params).rstrip("/")
+    skills = _skills(connection)
+    children = skills.children.get(uri) if skills.directory_read else None
+    if children is None:
+        raise RPCError(INVALID_PARAMS, f"Invalid params: {uri!r} is not a directory of the skills served")
+    listed = []
+    for child, is_directory in sorted(children.items()):
+        item = {"uri": child, "name": child.rsplit("/", 1)[-1]}
+        if is_directory:
+            item["mimeType"] = DIRECTORY_MIME
+        else:
+            found = connection.server.find_resource(child)
+            if found is not None and found[0].definition.get("mimeType"):
+                item["mimeType"] = found[0].definition["mimeType"]
+        listed.append(item)
+    page, cursor = _page(listed, params, connection.server.page_size)
+    result: Dict[str, Any] = {"resources": page}
+    if cursor is not None:
+        result["nextCursor"] = cursor
+    return result

@@ -1,0 +1,427 @@
+"""Long-running tool calls as tasks: the tasks extension (``io.modelcontextprotocol/tasks``,
+SEP-2663), server side.
+
+A tool declares it may or must run as a task where it is declared
+(``@server.tool(task="optional")`` or ``task="required"``). When a 2026-07-28
+request opts in (``_meta["io.modelcontextprotocol/clientCapabilities"].extensions``
+names the extension), ``tools/call`` answers at once with a ``CreateTaskResult``
+(``resultType: "task"``) and the tool runs on the runner's threads. The client
+then polls ``tasks/get`` (which inlines the result or error once it ends),
+answers input requests with ``tasks/update``, and may ``tasks/cancel``.
+
+The tool does not change to become a task: ``ctx.elicit()`` / ``ctx.sample()``
+/ ``ctx.list_roots()`` park the task in ``input_required`` and block the
+tool's thread until ``tasks/update`` brings the answer; ``ctx.cancelled`` is
+set by ``tasks/cancel``; ``ctx.report_progress()`` becomes the task's
+``statusMessage``. A block of questions (``with ctx.inputs():``) is asked at
+once and the tool is run again with the answers, as in a multi round-trip request.
+
+A tool that asks its questions *before* the task exists (over multi
+round-trip requests, as the extension recommends) is registered with
+``task="required"`` (or ``"optional"``) and :func:`starts_task_later`, and calls
+``ctx.start_task()`` once it has its answers.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from typing import Any, Callable, Dict, Optional
+
+from ..errors import CapabilityError, RPCError
+from ..logs import get_logger
+from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY
+from ..protocol.stateless import TASKS_EXTENSION, InputRequired
+from ..protocol.versions import MODERN_VERSION
+from ..threads import join, start_thread
+from .connection import MAX_DEPTH, too_deep
+from .context import Context, StartTask, _fits
+from .taskstore import MemoryTaskStore, TaskRecord, TaskStore
+from .tools import RequestFailed
+
+log = get_logger(__name__)
+
+EXTENSION = TASKS_EXTENSION
+
+
+def opted_in(ctx: Any) -> bool:
+    """Did this request declare the tasks extension in its own capabilities?"""
+    meta = ctx.modern
+    extensions = meta.capabilities.get("extensions") if meta is not None else None
+    return type(extensions) is dict and EXTENSION in extensions
+
+
+def missing_extension() -> RPCError:
+    """The -32021 error for a request that needs the tasks extension but did not declare it."""
+    return RPCError(MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    f"Missing required client capability: the {EXTENSION} extension (declare it in "
+                    f"_meta clientCapabilities.extensions)", {"requiredCapabilities": {"extensions": {EXTENSION: {}}}})
+
+
+def starts_task_later(fn: Callable) -> Callable:
+    """Mark a task tool that asks its questions first, synchronously, and becomes a task only
+    when it calls ``ctx.start_task()`` (a plain result if it returns without calling it)."""
+    fn.__minimcp_task_later__ = True  # type: ignore[attr-defined]
+    return fn
+
+
+class TaskContext(Context):
+    """The ``ctx`` of a tool run as a task: the same calls, served through the task."""
+
+    __slots__ = ("task", "runner", "waiting")
+
+    def __init__(self, ctx: Context, runner: "TaskRunner", record: TaskRecord) -> None:
+        super().__init__(ctx.session, _Request(ctx), None)
+        self.modern, self.answers = ctx.modern, dict(ctx.answers)
+        self.task, self.runner = record, runner
+        self._cancelled = threading.Event()
+        #: key -> the request still unanswered (its answer lands in ``answers``)
+        self.waiting: Dict[str, dict] = {}
+
+    def start_task(self) -> None:
+        """Already a task: nothing to do."""
+
+    def log(self, level: str, data: Any, logger: Optional[str] = None) -> None:
+        """A task has no request to carry log notifications: the server's own log gets them."""
+        log.info("task %s: [%s] %s", self.task.task_id, level, data)
+
+    def report_progress(self, progress: float, total: Optional[float] = None,
+                        message: Optional[str] = None) -> None:
+        """Progress becomes the task's ``statusMessage`` (``"3/10 copying"``)."""
+        text = f"{progress:g}/{total:g}" if total is not None else f"{progress:g}"
+        self.runner._status_message(self, f"{text} {message}" if message else text)
+
+    def _ask(self, method: str, params: Optional[dict], key: Optional[str], timeout: Optional[float]) -> Any:
+        """Ask the client through the task: park it in ``input_required`` until ``tasks/update``."""
+        self._asks += 1
+        key = key or f"{method.split('/')[0]}-{self._asks}"
+        if key in self.answers and _fits(method, self.answers[key]):
+            return self.answers[key]
+        self._asked[key] = {"method": method, "params": params or {}}
+        self.runner._ask(self, key, self._asked[key])
+        if self._batching:
+            return None
+        return self.runner._wait(self, timeout)[key]
+
+
+class _Request:
+    """The parts of the creating request a :class:`TaskContext` is made from."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.id, self.method, self.params = ctx.request_id, ctx.method, ctx.params
+
+
+class TaskRunner:
+    """Runs tasks on threads of its own and keeps their records in a :class:`TaskStore`.
+
+    Args:
+        store: where records live (default: a :class:`MemoryTaskStore`).
+        ttl_ms: how long an ended task stays readable after its creation.
+        poll_interval_ms: the polling interval suggested to clients.
+        max_running: the most tools running at once; more tasks wait their turn, as ``working``.
+        clock: seconds since the epoch (inject one to test TTLs).
+    """
+
+    def __init__(self, store: Optional[TaskStore] = None, *, ttl_ms: Optional[int] = 3600000,
+                 poll_interval_ms: int = 100, max_running: int = 16, clock: Callable[[], float] = time.time) -> None:
+        self.clock = clock
+        self.store = store if store is not None else MemoryTaskStore(clock=clock)
+        self.ttl_ms, self.poll_interval_ms, self.max_running = ttl_ms, poll_interval_ms, max_running
+        self._live: Dict[str, TaskContext] = {}  # task id -> the context of a task not yet ended
+        self._queue: deque = deque()
+        self._threads: list = []
+        self._lock = threading.Condition()
+        self._closed = False
+
+    # -- creating and running ---------------------------------------------------------------------
+
+    def start(self, tool: Any, arguments: dict, ctx: Context) -> dict:
+        """Create a task for ``tool(arguments)``, saved before this returns, and queue it; return the
+        ``CreateTaskResult``."""
+        import secrets  # late: only a server that starts tasks pays for it
+
+        record = TaskRecord(secrets.token_urlsafe(18), self.clock(), self.ttl_ms, self.poll_interval_ms,
+                            owner=ctx.principal)
+        task_ctx = TaskContext(ctx, self, record)
+        created = dict(record.wire(), resultType="task")
+        self.store.save(record)  # durable before the answer (extension: "Task Creation")
+        with self._lock:
+            if self._closed:
+                raise RPCError(INTERNAL_ERROR, "Internal error: the server is shutting down; try again later")
+            self._live[record.task_id] = task_ctx
+            self._queue.append((tool, arguments, task_ctx))
+            self._threads = [thread for thread in self._threads if thread.is_alive()]
+            if len(self._threads) < self.max_running:
+                self._threads.append(start_thread(self._work, "task"))
+        return created
+
+    def _work(self) -> None:
+        while True:
+            with self._lock:
+                if not self._queue:
+                    return
+                tool, arguments, ctx = self._queue.popleft()
+            self._run(tool, arguments, ctx)
+
+    def _run(self, tool: Any, arguments: dict, ctx: TaskContext) -> None:
+        outcome: Dict[str, Any] = {}
+        try:
+            while not ctx.is_cancelled:
+                try:
+                    outcome = {"result": tool.call(arguments, ctx, MODERN_VERSION)}
+                    break
+                except InputRequired:  # a block of questions: wait for all, then run again
+                    self._wait(ctx, None)
+                    ctx._asks, ctx._asked = 0, {}
+        except RequestFailed as exc:
+            outcome = {"error": exc.to_error()}
+        except CapabilityError as exc:
+            outcome = {"error": {"code": MISSING_REQUIRED_CLIENT_CAPABILITY, "message": str(exc),
+                                 "data": {"requiredCapabilities": {exc.capability: {}}}}}
+        except _Cancelled:
+            pass
+        except Exception as exc:  # the runner's own failure: the task fails, the server lives on
+            log.exception("task %s failed", ctx.task.task_id)
+            outcome = {"error": {"code": INTERNAL_ERROR, "message": f"Internal error: {type(exc).__name__}: {exc}"}}
+        self._end(ctx, outcome)
+
+    def _end(self, ctx: TaskContext, outcome: dict) -> None:
+        record = ctx.task
+        with self._lock:
+            self._live.pop(record.task_id, None)
+            if record.terminal:  # cancelled meanwhile: what the tool returned is dropped
+                return
+            if "result" in outcome:
+                record.status, record.result = "completed", outcome["result"]
+            elif "error" in outcome:
+                record.status, record.error = "failed", outcome["error"]
+                record.status_message = outcome["error"].get("message")
+            else:
+                record.status = "cancelled"
+            record.input_requests, record.updated = {}, self.clock()
+        self._changed(record)
+
+    # -- input requests ---------------------------------------------------------------------------------
+
+    def _ask(self, ctx: TaskContext, key: str, request: dict) -> None:
+        with self._lock:
+            ctx.waiting[key] = request
+            record = ctx.task
+            if record.terminal:
+                raise _Cancelled()
+            record.input_requests = dict(ctx.waiting)
+            if not ctx._batching:
+                record.status = "input_required"
+            record.updated = self.clock()
+        self._changed(record)
+
+    def _wait(self, ctx: TaskContext, timeout: Optional[float]) -> dict:
+        """Show every unanswered question and wait until all are answered (or the task is cancelled)."""
+        record = ctx.task
+        with self._lock:
+            if ctx.waiting and record.status == "working":
+                record.status, record.input_requests, record.updated = "input_required", dict(ctx.waiting), self.clock()
+                changed = True
+            else:
+                changed = False
+        if changed:
+            self._changed(record)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._lock:
+            while ctx.waiting and not ctx.is_cancelled:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise TimeoutError(f"no answer to {sorted(ctx.waiting)} within {timeout}s")
+                self._lock.wait(left)
+            if ctx.is_cancelled:
+                raise _Cancelled()
+            return ctx.answers
+
+    # -- the methods ---------------------------------------------------------------------------------
+
+    def _record(self, params: dict, ctx: Any) -> TaskRecord:
+        if not opted_in(ctx):
+            raise missing_extension()
+        task_id = params.get("taskId")
+        if not isinstance(task_id, str):
+            raise RPCError(INVALID_PARAMS, 'Invalid params: "taskId" (a string) is required')
+        record = self.store.load(task_id)
+        if record is None or record.owner != ctx.principal:
+            raise RPCError(INVALID_PARAMS, f"Invalid params: no task {task_id!r} (unknown, or expired after its "
+                                           f"ttlMs); start the call again")
+        return record
+
+    def get(self, params: dict, ctx: Any) -> dict:
+        """Answer ``tasks/get``: the task, its result or error inlined once it ended."""
+        record = self._record(params, ctx)
+        with self._lock:
+            return record.wire()
+
+    def update(self, params: dict, ctx: Any) -> dict:
+        """Answer ``tasks/update``: hand the answers to the questions the task waits on.
+
+        Keys not outstanding are ignored (extension: "Task Update Requests");
+        a malformed answer to an outstanding key is -32602 and the question stays open.
+        """
+        record = self._record(params, ctx)
+        responses = params.get("inputResponses")
+        if type(responses) is not dict:
+            raise RPCError(INVALID_PARAMS, 'Invalid params: "inputResponses" must be an object of answers by key')
+        with self._lock:
+            live = self._live.get(record.task_id)
+            waiting = live.waiting if live is not None else {}
+            for key, answer in responses.items():
+                if key in waiting and not _fits(waiting[key]["method"], answer):
+                    raise RPCError(INVALID_PARAMS, f"Invalid params: inputResponses[{key!r}] is not a result of "
+                                                   f"{waiting[key]['method']}; nothing was taken, answer again")
+            answered = [key for key in responses if key in waiting]
+            for key in answered:
+                live.answers[key] = responses[key]  # type: ignore[union-attr]
+                del waiting[key]
+            if answered and not record.terminal:
+                record.input_requests = dict(waiting)
+                if not waiting:
+                    record.status = "working"
+                record.updated = self.clock()
+                self._lock.notify_all()
+        if answered:
+            self._changed(record)
+        return {}
+
+    def cancel(self, params: dict, ctx: Any) -> dict:
+        """Answer ``tasks/cancel``: a running task ends ``cancelled`` now and its tool sees
+        ``ctx.cancelled``; an ended task stays as it is (idempotent)."""
+        record = self._record(params, ctx)
+        with self._lock:
+            live = self._live.get(record.task_id)
+            if record.terminal:
+                return {}
+            record.status, record.input_requests, record.updated = "cancelled", {}, self.clock()
+            record.status_message = "cancelled by the client"
+            if live is not None:
+                live.cancelled.set()
+            self._lock.notify_all()
+        self._changed(record)
+        return {}
+
+    # -- telling listeners, ending --------------------------------------------------------------------
+
+    def _status_message(self, ctx: TaskContext, message: str) -> None:
+        with self._lock:
+            if ctx.task.terminal:
+                return
+            ctx.task.status_message, ctx.task.updated = message, self.clock()
+        self._changed(ctx.task)
+
+    def _changed(self, record: TaskRecord) -> None:
+        """Save the record, and send it to those listening for this task (``notifications/tasks``)."""
+        with self._lock:
+            wire = record.wire()
+        self.store.save(record)
+        for subscription in list(self.subscriptions):
+            if subscription.wants("notifications/tasks", record.task_id):
+                subscription.send("notifications/tasks", wire)
+
+    subscriptions: Any = ()  # set by runner_for(): the server's open listen requests
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Cancel every running task and join the threads (a later task starts new ones)."""
+        with self._lock:
+            self._closed = True
+            ended = [ctx.task for ctx in self._live.values()]
+            for ctx in self._live.values():
+                ctx.task.status, ctx.task.status_message = "cancelled", "the server shut down"
+                ctx.cancelled.set()
+            self._queue.clear()
+            self._lock.notify_all()
+            threads, self._threads = self._threads, []
+        for record in ended:
+            self.store.save(record)
+        deadline = time.monotonic() + timeout
+        for thread in threads:
+            join(thread, max(0.0, deadline - time.monotonic()))
+        with self._lock:
+            self._closed = False
+
+
+class _Cancelled(Exception):
+    """The task was cancelled while its tool waited for an answer."""
+
+
+def runner_for(server: Any) -> TaskRunner:
+    """The server's task runner (``server.tasks``), made with the defaults on first use; set
+    ``server.tasks = TaskRunner(...)`` before serving to choose the store, TTL or limits."""
+    runner = server.__dict__.get("tasks")
+    if runner is None:
+        runner = server.__dict__.setdefault("tasks", TaskRunner())
+    runner.subscriptions = server.subscriptions
+    return runner
+
+
+def close(server: Any) -> None:
+    """Close the server's task runner, if it has one (its running tasks end cancelled)."""
+    runner = server.__dict__.get("tasks")
+    if runner is not None:
+        runner.close()
+
+
+def listen_task_ids(server: Any, task_ids: list, ctx: Any) -> list:
+    """The task ids a ``subscriptions/listen`` request will hear ``notifications/tasks`` about:
+    those it may see (-32021 if it did not declare the extension)."""
+    if not opted_in(ctx):
+        raise missing_extension()
+    store, visible = runner_for(server).store, []
+    for task_id in task_ids:
+        record = store.load(task_id)
+        if record is not None and record.owner == ctx.principal:
+            visible.append(task_id)
+    return visible
+
+
+# -- the methods, as rows of server.methods.METHODS --------------------------------------------------
+
+
+def call_tool(connection: Any, params: dict, ctx: Context) -> dict:
+    """Answer ``tools/call``: as a task when the tool supports it and the request opted in;
+    -32021 for a tool that requires a task from a request that did not; else as usual."""
+    tool = connection.server.get_tool(params.get("name"))
+    support = getattr(tool, "task", None)
+    if support is None or ctx.modern is None:
+        return connection.call_tool(params, ctx)
+    if not opted_in(ctx):
+        if support == "required":
+            raise missing_extension()
+        return connection.call_tool(params, ctx)
+    arguments = params.get("arguments")
+    if arguments is not None and type(arguments) is not dict:
+        raise RPCError(INVALID_PARAMS, 'tools/call "arguments" must be an object')
+    if too_deep(arguments or {}, MAX_DEPTH):
+        raise RPCError(INVALID_PARAMS, f'Invalid params: tools/call "arguments" nest deeper than {MAX_DEPTH} levels')
+    if getattr(tool.fn, "__minimcp_task_later__", False):
+        try:
+            return connection.call_tool(params, ctx)  # a plain result if it never starts the task
+        except StartTask:
+            pass
+    return runner_for(connection.server).start(tool, arguments or {}, ctx)
+
+
+def tasks_get(connection: Any, params: dict, ctx: Any) -> dict:
+    """Answer ``tasks/get``."""
+    return runner_for(connection.server).get(params, ctx)
+
+
+def tasks_update(connection: Any, params: dict, ctx: Any) -> dict:
+    """Answer ``tasks/update``."""
+    return runner_for(connection.server).update(params, ctx)
+
+
+def tasks_cancel(connection: Any, params: dict, ctx: Any) -> dict:
+    """Answer ``tasks/cancel``."""
+    return runner_for(connection.server).cancel(params, ctx)
+
+
+def removed(connection: Any, params: dict, ctx: Any) -> dict:
+    """``tasks/result`` and ``tasks/list`` (2025-11-25 tasks) are not part of the extension: -32601."""
+    raise RPCError(METHOD_NOT_FOUND, f"Method not found: {ctx.method} (the {EXTENSION} extension has none: "
+                                     f"tasks/get inlines the result, and tasks are not listed)")
