@@ -49,7 +49,9 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Op
         on_stderr: ``callback(line)`` for a stdio server's stderr lines
             (default: write them to our ``sys.stderr``).
         headers: extra HTTP headers (say, ``Authorization``) for a URL target.
-        auth: a ``requests`` auth object for a URL target.
+        auth: for a URL target: a :mod:`minimcp.auth` flow (``OAuth()``,
+            ``ClientCredentials(...)`` ...), a bearer token (a string), or any
+            ``requests`` auth object.
         timeout: the default seconds each call waits, the handshake included.
         client_info: ``{"name": ..., "version": ...}`` to introduce ourselves.
         trace: print every message to stderr (also ``MINIMCP_TRACE=1``).
@@ -69,6 +71,10 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Op
         ProtocolError: the server does not speak the ``protocol`` asked for.
     """
     handlers = dict(handlers, protocol=check_protocol(protocol))  # before a child process is started
+    if isinstance(auth, str):  # a bearer token
+        from ..auth import BearerToken
+
+        auth = BearerToken(auth)
     if isinstance(target, str) and target != "memory" and target.split(":", 1)[0] not in _URL_SCHEMES:
         from .config import find_server  # a host config entry, by name
 
