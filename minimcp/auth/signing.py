@@ -18,9 +18,13 @@ from .pkce import b64url
 
 def pyjwt() -> Any:
     """The ``jwt`` module (PyJWT), or an error that names the extra to install."""
+    import importlib.util
+
     try:
-        import cryptography  # noqa: F401  (the crypto extra: PyJWT alone signs no EC/RSA)
         import jwt
+
+        if importlib.util.find_spec("cryptography") is None:  # PyJWT alone signs no EC or RSA
+            raise ImportError("cryptography")
     except ImportError as exc:
         raise AuthError("signing JWTs (private_key_jwt, DPoP) needs PyJWT with its crypto extra: "
                         "pip install 'minimcp-sync[auth]'") from exc
