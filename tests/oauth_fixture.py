@@ -104,6 +104,13 @@ class AuthServer:
         if path == "/authorize":
             return self._authorize({k: v[0] for k, v in parse_qs(environ.get("QUERY_STRING", "")).items()},
                                    start_response)
+        if path == "/introspect" and method == "POST":  # RFC 7662, for resource servers that ask
+            grant = self.check(_form(environ).get("token", ""))
+            if grant is None:
+                return _reply(start_response, "200 OK", {"active": False})
+            return _reply(start_response, "200 OK", {"active": True, "scope": " ".join(grant["scopes"]),
+                                                     "aud": grant["resource"], "client_id": "any",
+                                                     "exp": int(grant["expires"])})
         if path == "/token" and method == "POST":
             return self._token(_form(environ), environ.get("HTTP_AUTHORIZATION", ""), start_response)
         return _reply(start_response, "404 Not Found", {"error": "not_found"})
@@ -220,4 +227,5 @@ def protect(app: Callable, auth: AuthServer, base: Callable[[], str], *, scope: 
                                                 f'resource_metadata="{metadata_url}"')])
         return app(environ, start_response)
 
+    protected.close = getattr(app, "close", lambda: None)  # type: ignore[attr-defined]  (ends SSE streams at stop)
     return protected

@@ -338,3 +338,56 @@ def test_the_default_flow_opens_the_browser_and_takes_the_code_on_a_loopback_lis
         assert done.stdout.strip() == "read x"
         [authorize] = running.auth.calls("/authorize")
         assert authorize["redirect_uri"].startswith("http://127.0.0.1:")
+
+
+# -- interop: the official Python SDK as the protected server -----------------------------------------
+
+SDK_VENV = os.path.join(os.path.expanduser("~"), ".cache", "minimcp-tests", "mcp-sdk")
+SDK_VERSION = "2.3.0"
+SDK_SERVER = os.path.join(ROOT, "tests", "interop", "sdk_protected_server.py")
+
+
+@pytest.fixture(scope="module")
+def sdk_python():
+    """The python of a throwaway venv holding the official SDK (``mcp``), made once and cached."""
+    python = os.path.join(SDK_VENV, "bin", "python")
+    check = [python, "-c", f"import importlib.metadata as m; assert m.version('mcp') == '{SDK_VERSION}'"]
+    if not os.path.exists(python) or subprocess.run(check, capture_output=True).returncode != 0:
+        made = subprocess.run([sys.executable, "-m", "venv", SDK_VENV], capture_output=True, text=True)
+        if made.returncode == 0:
+            made = subprocess.run([python, "-m", "pip", "install", "-q", f"mcp=={SDK_VERSION}"], capture_output=True,
+                                  text=True, timeout=600)
+        if made.returncode != 0:
+            pytest.skip(f"cannot install mcp=={SDK_VERSION} into {SDK_VENV}: {made.stderr[-300:]}")
+    return python
+
+
+def test_interop_the_official_python_sdk_protected_server(sdk_python):
+    with AuthServer() as auth_server:
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+        probe.close()
+        child = subprocess.Popen([sdk_python, SDK_SERVER, str(port), auth_server.url], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and child.poll() is None:  # until it listens
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    time.sleep(0.1)
+            url = f"http://127.0.0.1:{port}/mcp"
+            with minimcp.connect(url, auth=oauth(), timeout=30) as client:
+                assert client.call_tool("echo", {"text": "hi"}).text == "sdk says hi"
+            [authorize] = auth_server.calls("/authorize")
+            assert authorize["resource"] == url and authorize["scope"] == "mcp:read"
+        finally:
+            child.terminate()
+            try:
+                child.wait(10)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+            child.stderr.close()

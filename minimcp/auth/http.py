@@ -79,6 +79,8 @@ class AuthHTTP:
         """
         options.setdefault("timeout", self.timeout)
         options.setdefault("allow_redirects", False)
+        # OAuth calls are rare: no idle connection is kept open to the authorization server after one
+        options["headers"] = {"Connection": "close", **(options.get("headers") or {})}
         try:
             response = self.session.request(method, url, **options)
         except requests.Timeout as exc:
