@@ -391,3 +391,65 @@ def test_interop_the_official_python_sdk_protected_server(sdk_python):
                 child.kill()
                 child.wait()
             child.stderr.close()
+
+
+# -- host config entries and the command line -----------------------------------------------------------
+
+def test_a_host_config_entry_brings_its_oauth_client_settings(tmp_path):
+    from minimcp.auth.flows import DEFAULT_REDIRECT
+    from minimcp.client.config import parse_entry
+
+    claude = parse_entry({"type": "http", "url": "https://x/mcp", "oauth": {"clientId": "cc", "callbackPort": 8080,
+                                                                           "scopes": "a b"}})
+    cursor = parse_entry({"url": "https://x/mcp", "auth": {"CLIENT_ID": "cu", "CLIENT_SECRET": "s", "scopes": ["a"]}})
+    assert claude["oauth"] == {"client_id": "cc", "callback_port": 8080, "scopes": ["a", "b"]}
+    assert cursor["oauth"] == {"client_id": "cu", "client_secret": "s", "scopes": ["a"]}
+    with Protected() as running:
+        running.auth.add_client("configured", "its-secret", [DEFAULT_REDIRECT])
+        config = tmp_path / "mcp.json"
+        config.write_text('{"mcpServers": {"remote": {"url": "%s", "auth": {"CLIENT_ID": "configured", '
+                          '"CLIENT_SECRET": "${env:TEST_OAUTH_SECRET}"}}}}' % running.url)
+        os.environ["TEST_OAUTH_SECRET"] = "its-secret"
+        try:
+            with minimcp.connect("remote", config=str(config), auth=oauth(), timeout=30) as client:
+                assert client.call_tool("read").text == "read x"
+        finally:
+            del os.environ["TEST_OAUTH_SECRET"]
+        assert [c["client_id"] for c in running.auth.calls("/authorize")] == ["configured"]
+        assert not running.auth.calls("/register")
+
+
+def run_cli(env, *args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "minimcp", *args], capture_output=True, text=True, env=env,
+                          input=stdin, timeout=90)
+
+
+def test_minimcp_login_then_other_commands_reuse_the_token_then_logout(tmp_path):
+    with Protected() as running:
+        env = dict(os.environ, XDG_CONFIG_HOME=str(tmp_path), HOME=str(tmp_path), PYTHONPATH=ROOT)
+        before = run_cli(env, "tools", running.url)
+        assert before.returncode == 1 and f"run 'minimcp login {running.url}' first" in before.stderr
+        child = subprocess.Popen([sys.executable, "-m", "minimcp", "login", running.url, "--headless"],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                 text=True)
+        try:
+            url = next((line.strip() for line in iter(child.stderr.readline, "")
+                        if line.strip().startswith(running.auth.url + "/authorize?")), None)
+            assert url, "no authorization URL printed"
+            out, err = child.communicate(follow(url) + "\n", timeout=60)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+        assert child.returncode == 0, err
+        assert out.startswith(f"logged in to {running.url} (authorization server {running.auth.url}; scopes: mcp:read")
+        [token] = [t for t in running.auth.tokens]
+        assert token not in out + err
+        tools = run_cli(env, "call", running.url, "read", "text=cli")
+        assert tools.returncode == 0 and tools.stdout.strip() == "read cli", tools.stderr
+        assert len(running.auth.calls("/authorize")) == 1
+        logout = run_cli(env, "logout", running.url)
+        assert logout.returncode == 0 and logout.stdout.strip() == f"logged out of {running.url}"
+        assert not [f for f in os.listdir(tmp_path / "minimcp" / "oauth") if f.startswith("token-")]
+        after = run_cli(env, "tools", running.url)
+        assert after.returncode == 1 and "needs a login" in after.stderr

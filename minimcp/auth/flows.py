@@ -52,6 +52,11 @@ class OAuth(Authorizer):
         timeout: seconds to wait for the person to log in.
         http_timeout: seconds each request to an authorization server may take.
         dpop: bind tokens with DPoP: ``True``, ``False``, or ``None`` (when the server asks).
+        callback_port: the loopback port to receive the redirect on (a
+            pre-registered client's ``http://localhost:PORT/callback``); default: any free port.
+        interactive: ``False`` never starts a login: a stored token is used
+            (and refreshed), and a server that needs a new login is an error
+            saying to run ``minimcp login`` (what the ``minimcp`` commands do).
     """
 
     def __init__(self, *, client_id: Optional[str] = None, client_secret: Optional[str] = None,
@@ -59,12 +64,24 @@ class OAuth(Authorizer):
                  client_name: str = "minimcp", scopes: Optional[List[str]] = None,
                  store: Optional[TokenStore] = None, headless: bool = False,
                  browser: Optional[Callable[[str], str]] = None, redirect_uri: Optional[str] = None,
-                 timeout: float = 300.0, http_timeout: float = 30.0, dpop: Optional[bool] = None) -> None:
+                 timeout: float = 300.0, http_timeout: float = 30.0, dpop: Optional[bool] = None,
+                 callback_port: Optional[int] = None, interactive: bool = True) -> None:
         super().__init__(scopes=scopes, store=store if store is not None else FileTokenStore(), dpop=dpop,
                          http_timeout=http_timeout)
         self.settings = ClientSettings(client_id, client_secret, issuer, client_metadata_url, client_name)
         self.headless, self.browser, self.redirect_uri, self.timeout = headless, browser, redirect_uri, timeout
+        self.callback_port, self.interactive = callback_port, interactive
         self._clients: Dict[str, ClientAuth] = {}
+
+    def configure(self, settings: Optional[Dict[str, Any]]) -> "OAuth":
+        """Fill what was not given from a host config entry's OAuth settings
+        (``client_id``, ``client_secret``, ``scopes``, ``callback_port``: see :mod:`minimcp.client.config`)."""
+        settings = settings or {}
+        self.settings.client_id = self.settings.client_id or settings.get("client_id")
+        self.settings.client_secret = self.settings.client_secret or settings.get("client_secret")
+        self.scopes = self.scopes or settings.get("scopes") or None
+        self.callback_port = self.callback_port or settings.get("callback_port")
+        return self
 
     def client_for(self, metadata: dict) -> Optional[ClientAuth]:
         """The identity used at ``metadata``'s issuer (for refreshes)."""
@@ -84,14 +101,23 @@ class OAuth(Authorizer):
         offered = metadata.get("scopes_supported") or []
         if scopes and "offline_access" in offered and "offline_access" not in scopes:
             scopes = scopes + ["offline_access"]  # ask for a refresh token, where the server offers one (SEP-2207)
+        if not self.interactive:
+            raise AuthError(f"{grant.server_url} needs a login: run 'minimcp login {grant.server_url}' first")
         listener = None
         if self.browser is None and not self.headless:
-            listener = RedirectListener(_port(self.store.load(("client", metadata["issuer"]))))
+            port = self.callback_port or _port(self.store.load(("client", metadata["issuer"])))
+            listener = RedirectListener(port)
         try:
             redirect_uri = listener.redirect_uri if listener else (self.redirect_uri or DEFAULT_REDIRECT)
+            if listener is not None and self.callback_port:  # as the client was registered (Claude Code's form)
+                redirect_uri = f"http://localhost:{listener.port}/callback"
             grant_types = ["authorization_code", "refresh_token"]
             client = identify(self.http, metadata, self.settings, self.store, [redirect_uri], grant_types, scopes)
             self._clients[metadata["issuer"]] = client
+            if client.client_id == self.settings.client_id:  # so a later process can refresh with it
+                self.store.save(("client", metadata["issuer"]), {"client_id": client.client_id, "method": client.method,
+                                                                 "client_secret": client.client_secret,
+                                                                 "redirect_uris": [redirect_uri]})
             pkce = new_pkce()
             query = {"response_type": "code", "client_id": client.client_id, "redirect_uri": redirect_uri,
                      "code_challenge": pkce.challenge, "code_challenge_method": "S256", "state": pkce.state,

@@ -81,6 +81,7 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Op
         entry = find_server(target, config)
         if "command" not in entry:
             target, headers = entry["url"], {**entry.get("headers", {}), **(headers or {})}
+            auth = _entry_auth(entry, auth, headers)
             if entry.get("transport") == "sse" and not target.rstrip("/").endswith("/sse"):
                 return _connect_url(target, "sse", headers, auth, timeout, client_info, trace, handlers)
         else:
@@ -102,6 +103,17 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Op
     else:
         return _connect_url(target, None, headers, auth, timeout, client_info, trace, handlers)
     return _start(Client(transport, timeout=timeout, client_info=client_info, trace=trace, **handlers))
+
+
+def _entry_auth(entry: dict, auth: Any, headers: Dict[str, str]) -> Any:
+    """A remote config entry gets OAuth as its host would give it (unless it sends its own Authorization)."""
+    if auth is None and any(name.lower() == "authorization" for name in headers):
+        return None
+    from ..auth import OAuth
+
+    if auth is None:
+        auth = OAuth()
+    return auth.configure(entry.get("oauth")) if isinstance(auth, OAuth) else auth
 
 
 def _start(client: Client) -> Client:
