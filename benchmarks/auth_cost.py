@@ -110,6 +110,10 @@ def options_for(way: str, url: str) -> dict:
 
 def one(way: str, url: str, calls: int) -> None:
     """The client alone (what callgrind measures): connect, warm up, ``calls`` calls."""
+    if url == "prepare":  # the hook alone: prepare requests, no network
+        auth = (options_for(way, "http://127.0.0.1:1/mcp").get("auth") if way != "header" else None)
+        prepare_cost(BearerToken(auth) if isinstance(auth, str) else auth, calls)
+        return
     with minimcp.connect(url, timeout=60, **options_for(way, url)) as client:
         for i in range(calls):
             client.call_tool("echo", {"text": f"hello {i}"})
@@ -149,6 +153,11 @@ def main() -> None:
             for way in ("none", "header", "bearer", "oauth"):
                 url = open_url if way == "none" else locked_url
                 figures[way] = (instructions(way, url, 20 + calls) - instructions(way, url, 20)) / calls
+                print(f"  {way:<7} {figures[way]:10.0f}   ({figures[way] - figures['none']:+8.0f} over none)",
+                      flush=True)
+            print("instructions to prepare one request (the hook alone: 2200 minus 200 requests):")
+            for way in ("none", "bearer", "oauth"):
+                figures[way] = (instructions(way, "prepare", 2200) - instructions(way, "prepare", 200)) / 2000
                 print(f"  {way:<7} {figures[way]:10.0f}   ({figures[way] - figures['none']:+8.0f} over none)",
                       flush=True)
             return

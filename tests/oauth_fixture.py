@@ -44,10 +44,11 @@ class AuthServer:
 
     def __init__(self, *, scopes_supported: Optional[List[str]] = None, token_lifetime: int = 3600,
                  refresh_tokens: bool = True, omit_access_token: bool = False, malformed_metadata: bool = False,
-                 wrong_iss: bool = False) -> None:
+                 wrong_iss: bool = False, pkce: bool = True) -> None:
         self.scopes_supported = scopes_supported
         self.token_lifetime, self.refresh_tokens = token_lifetime, refresh_tokens
         self.omit_access_token, self.malformed_metadata, self.wrong_iss = omit_access_token, malformed_metadata, wrong_iss
+        self.pkce = pkce
         self.clients: Dict[str, dict] = {}
         self.codes: Dict[str, dict] = {}
         self.tokens: Dict[str, dict] = {}      # access token -> {scopes, resource, expires}
@@ -91,6 +92,8 @@ class AuthServer:
                     "authorization_response_iss_parameter_supported": True}
         if self.scopes_supported is not None:
             document["scopes_supported"] = self.scopes_supported
+        if not self.pkce:
+            del document["code_challenge_methods_supported"]
         return document
 
     def __call__(self, environ: dict, start_response: Callable) -> List[bytes]:

@@ -453,3 +453,26 @@ def test_minimcp_login_then_other_commands_reuse_the_token_then_logout(tmp_path)
         assert not [f for f in os.listdir(tmp_path / "minimcp" / "oauth") if f.startswith("token-")]
         after = run_cli(env, "tools", running.url)
         assert after.returncode == 1 and "needs a login" in after.stderr
+
+
+def test_an_authorization_server_without_pkce_s256_is_refused():
+    with Protected(pkce=False) as running:
+        with pytest.raises(AuthError, match="does not list PKCE S256"):
+            minimcp.connect(running.url, auth=oauth(), timeout=30)
+        assert not running.auth.calls("/authorize")
+
+
+def test_without_pyjwt_signing_fails_with_an_error_naming_the_extra():
+    script = textwrap.dedent("""
+        import sys
+        sys.modules["jwt"] = None  # as if PyJWT were not installed: importing it raises ImportError
+        from minimcp.auth import AuthError
+        from minimcp.auth.signing import DPoPKey
+        try:
+            DPoPKey()
+        except AuthError as exc:
+            print(exc)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=ROOT))
+    assert "pip install 'minimcp-sync[auth]'" in done.stdout, done.stderr

@@ -69,6 +69,9 @@ class Authorizer(requests.auth.AuthBase):
         """A new token for ``grant`` (the flow's own grant: authorization code, client credentials ...)."""
         raise NotImplementedError
 
+    def prepare(self, url: str) -> None:
+        """Called by ``connect()`` before the first request to ``url`` (``OAuth`` logs a person in then)."""
+
     def client_for(self, metadata: dict) -> Optional[ClientAuth]:
         """The client identity a refresh request authenticates with (``None``: a public client with no id)."""
         return None

@@ -151,7 +151,16 @@ class OAuth(Authorizer):
         Raises:
             AuthError: the login failed, or the server did not ask for authorization.
         """
-        return probe(self, url)
+        token = probe(self, url)
+        if token is None:
+            raise AuthError(f"{url} did not ask for authorization; there is nothing to log in to")
+        return token
+
+    def prepare(self, url: str) -> None:
+        """Called by ``connect()`` before the first MCP request: a person logs in now, if a login is due,
+        so the minutes spent in the browser do not count against that request's timeout."""
+        if self.interactive and self.browser is None and self.token_for(url) is None:
+            probe(self, url)
 
 
 def check_redirect(redirected: str, state: str, metadata: dict) -> str:
@@ -294,18 +303,21 @@ class BearerToken(requests.auth.AuthBase):
         return "BearerToken([redacted])"
 
 
-def probe(auth: Authorizer, url: str) -> Token:
-    """Make sure ``auth`` holds a token for ``url``: one unauthenticated request, then whatever its 401 asks."""
+def probe(auth: Authorizer, url: str) -> Optional[Token]:
+    """One request to ``url`` through ``auth`` (which answers a 401 with its flow); the token it then holds.
+
+    ``None`` when the server let the request through without one.
+    """
     with requests.Session() as http:
         http.trust_env = False
-        response = http.post(url, json={"jsonrpc": "2.0", "id": "minimcp-login", "method": "ping"},
-                             headers={"Accept": "application/json, text/event-stream"}, auth=auth,
-                             timeout=auth.http.timeout, stream=True)
+        try:
+            response = http.post(url, json={"jsonrpc": "2.0", "id": "minimcp-login", "method": "ping"},
+                                 headers={"Accept": "application/json, text/event-stream"}, auth=auth,
+                                 timeout=auth.http.timeout, stream=True)
+        except requests.RequestException as exc:
+            raise AuthError(f"cannot reach the MCP server at {url}: {exc}") from exc
         response.close()
-    token = auth.token_for(url)
-    if token is None:
-        raise AuthError(f"{url} did not ask for authorization (HTTP {response.status_code}); nothing to log in to")
-    return token
+    return auth.token_for(url)
 
 
 def _port(saved: Optional[dict]) -> int:
