@@ -130,7 +130,8 @@ def _connect_url(url: str, kind: Optional[str], headers: Optional[Dict[str, str]
                  client_info: Optional[dict], trace: Optional[bool], handlers: Dict[str, Any]) -> Client:
     scheme = url.split(":", 1)[0]
     options: Dict[str, Any] = dict(timeout=timeout, client_info=client_info, trace=trace, **handlers)
-    if hasattr(auth, "prepare"):  # a minimcp.auth flow: a person's login comes before the handshake's timeout
+    if scheme in ("http", "https") and hasattr(auth, "prepare"):  # a minimcp.auth flow: a person's login
+        # comes before the handshake, whose timeout does not count the minutes spent in the browser
         auth.prepare(url)
     if scheme in ("ws", "wss"):
         from ..transports.websocket import WebSocketTransport
