@@ -476,3 +476,13 @@ def test_without_pyjwt_signing_fails_with_an_error_naming_the_extra():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
                           env=dict(os.environ, PYTHONPATH=ROOT))
     assert "pip install 'minimcp-sync[auth]'" in done.stdout, done.stderr
+
+
+def test_connect_trace_true_traces_the_oauth_requests_too(capfd, monkeypatch):
+    monkeypatch.delenv("MINIMCP_TRACE", raising=False)
+    with Protected() as running:
+        with minimcp.connect(running.url, auth=oauth(), timeout=30, trace=True) as client:
+            client.call_tool("read")
+    err = capfd.readouterr().err
+    assert "oauth → GET " + running.http.url + "/.well-known/oauth-protected-resource/mcp" in err
+    assert not any(token in err for token in running.auth.tokens)

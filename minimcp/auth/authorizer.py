@@ -69,8 +69,11 @@ class Authorizer(requests.auth.AuthBase):
         """A new token for ``grant`` (the flow's own grant: authorization code, client credentials ...)."""
         raise NotImplementedError
 
-    def prepare(self, url: str) -> None:
-        """Called by ``connect()`` before the first request to ``url`` (``OAuth`` logs a person in then)."""
+    def prepare(self, url: str, trace: Optional[bool] = None) -> None:
+        """Called by ``connect()`` before the first request to ``url`` (``OAuth`` logs a person in then);
+        ``trace=True`` (``connect(trace=True)``, ``--trace``) traces the OAuth requests too."""
+        if trace:
+            self.http.trace = True
 
     def client_for(self, metadata: dict) -> Optional[ClientAuth]:
         """The client identity a refresh request authenticates with (``None``: a public client with no id)."""

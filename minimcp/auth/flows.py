@@ -156,9 +156,10 @@ class OAuth(Authorizer):
             raise AuthError(f"{url} did not ask for authorization; there is nothing to log in to")
         return token
 
-    def prepare(self, url: str) -> None:
+    def prepare(self, url: str, trace: Optional[bool] = None) -> None:
         """Called by ``connect()`` before the first MCP request: a person logs in now, if a login is due,
         so the minutes spent in the browser do not count against that request's timeout."""
+        super().prepare(url, trace)
         if self.interactive and self.browser is None and self.token_for(url) is None:
             probe(self, url)
 

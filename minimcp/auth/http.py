@@ -64,6 +64,8 @@ class AuthHTTP:
 
     def __init__(self, timeout: float = 30.0) -> None:
         self.timeout = timeout
+        #: Trace the calls to stderr: ``None`` follows ``MINIMCP_TRACE``; ``connect(trace=True)`` sets it.
+        self.trace: Optional[bool] = None
         self.session = requests.Session()
         self.session.trust_env = False  # no netrc credentials sent to an authorization server
 
@@ -88,7 +90,7 @@ class AuthHTTP:
                             f"is the authorization server up?") from exc
         except requests.RequestException as exc:
             raise AuthError(f"{what} to {url} failed: {exc}") from exc
-        if tracing():
+        if self.trace if self.trace is not None else tracing():
             request = response.request
             sys.stderr.write(f"oauth → {method} {url} {redact_headers(request.headers)} {redact_body(request.body)}\n"
                              f"oauth ← {response.status_code} {redact_headers(response.headers)} "

@@ -37,6 +37,7 @@ def cmd_login(args: argparse.Namespace) -> int:
     url, settings = _server(args)
     auth = OAuth(client_id=args.client_id, client_secret=args.client_secret, scopes=args.scope or None,
                  headless=args.headless, timeout=max(args.timeout, 300.0)).configure(settings)
+    auth.http.trace = True if args.trace else None
     try:
         token = auth.login(url)
     finally:

@@ -132,7 +132,7 @@ def _connect_url(url: str, kind: Optional[str], headers: Optional[Dict[str, str]
     options: Dict[str, Any] = dict(timeout=timeout, client_info=client_info, trace=trace, **handlers)
     if scheme in ("http", "https") and hasattr(auth, "prepare"):  # a minimcp.auth flow: a person's login
         # comes before the handshake, whose timeout does not count the minutes spent in the browser
-        auth.prepare(url)
+        auth.prepare(url, trace)
     if scheme in ("ws", "wss"):
         from ..transports.websocket import WebSocketTransport
 
