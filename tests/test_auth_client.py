@@ -486,3 +486,12 @@ def test_connect_trace_true_traces_the_oauth_requests_too(capfd, monkeypatch):
     err = capfd.readouterr().err
     assert "oauth → GET " + running.http.url + "/.well-known/oauth-protected-resource/mcp" in err
     assert not any(token in err for token in running.auth.tokens)
+
+
+def test_an_unreachable_server_is_still_connection_closed_with_oauth():
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()  # nothing listens there now
+    with pytest.raises(minimcp.ConnectionClosed, match="cannot reach the MCP server"):
+        minimcp.connect(f"http://127.0.0.1:{port}/mcp", auth=OAuth(store=MemoryTokenStore()), timeout=5)

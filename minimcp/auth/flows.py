@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import requests
 
-from ..errors import AuthError
+from ..errors import AuthError, ConnectionClosed
 from .authorizer import Authorizer, Grant
 from .pkce import new_pkce
 from .redirect import RedirectListener, read_redirect
@@ -315,8 +315,8 @@ def probe(auth: Authorizer, url: str) -> Optional[Token]:
             response = http.post(url, json={"jsonrpc": "2.0", "id": "minimcp-login", "method": "ping"},
                                  headers={"Accept": "application/json, text/event-stream"}, auth=auth,
                                  timeout=auth.http.timeout, stream=True)
-        except requests.RequestException as exc:
-            raise AuthError(f"cannot reach the MCP server at {url}: {exc}") from exc
+        except requests.RequestException as exc:  # the same error the transport would give
+            raise ConnectionClosed(f"cannot reach the MCP server at {url}: {exc}") from exc
         response.close()
     return auth.token_for(url)
 
