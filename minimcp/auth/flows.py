@@ -102,7 +102,8 @@ class OAuth(Authorizer):
         if scopes and "offline_access" in offered and "offline_access" not in scopes:
             scopes = scopes + ["offline_access"]  # ask for a refresh token, where the server offers one (SEP-2207)
         if not self.interactive:
-            raise AuthError(f"{grant.server_url} needs a login: run 'minimcp login {grant.server_url}' first")
+            raise AuthError(f"{grant.server_url} needs a login: run 'minimcp login {grant.server_url}' first "
+                            f"(or, for a token of your own, --header 'Authorization: Bearer ...')")
         listener = None
         if self.browser is None and not self.headless:
             port = self.callback_port or _port(self.store.load(("client", metadata["issuer"])))
