@@ -127,3 +127,15 @@ class ToolError(MCPError):
                 raise ToolError("cannot divide by zero")
             return a / b
     """
+
+
+class AuthError(MCPError):
+    """OAuth authorization of an HTTP connection failed; the message says what to fix.
+
+    ``error`` is the OAuth error code when a server sent one (``invalid_grant``,
+    ``invalid_scope``, ``access_denied`` ...), else ``""``.
+    """
+
+    def __init__(self, message: str, error: str = "") -> None:
+        super().__init__(message)
+        self.error = error

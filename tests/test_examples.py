@@ -142,3 +142,31 @@ def test_long_jobs_runs_a_task_with_progress_and_a_question():
     progress = [line for line in lines[1:-1] if line.startswith("  ")]
     assert progress and all(re.fullmatch(r"  (working|input_required|completed): \d/6 page \d written", line)
                             for line in progress), lines
+
+
+def test_oauth_client_logs_in_through_the_browser_then_reuses_the_token(tmp_path):
+    from oauth_fixture import AuthServer, protect
+    from minimcp.http.wsgiserver import BackgroundServer
+
+    server = minimcp.Server("protected")
+
+    @server.tool()
+    def read(text: str = "x") -> str:
+        """Read something."""
+        return text
+
+    app = server.wsgi_app()
+    browser = tmp_path / "browser.py"  # a "browser" that logs in at once: it follows the redirects
+    browser.write_text("import sys, requests\nrequests.get(sys.argv[1], timeout=10)\n")
+    env = dict(os.environ, XDG_CONFIG_HOME=str(tmp_path), HOME=str(tmp_path), BROWSER=f"{PY} {browser} %s")
+    with AuthServer() as auth_server:
+        http = BackgroundServer(protect(app, auth_server, lambda: http.url))
+        with http:
+            for _ in range(2):
+                out = subprocess.run([PY, example("oauth_client.py"), http.url + "/mcp"], capture_output=True,
+                                     text=True, timeout=60, env=env)
+                assert out.returncode == 0, out.stderr
+                assert out.stdout.splitlines() == ["logged in to protected with scopes: mcp:read",
+                                                   "  tool read: Read something."]
+    app.close()
+    assert len(auth_server.calls("/authorize")) == 1  # the second run reused the stored token

@@ -14,8 +14,10 @@ did and the suite checks it. Run it (see ``../shared/conformance/README.md``)::
     run-client.sh "python examples/conformance/client.py" 0.2.0-alpha.12 --scenario tools_call --spec-version 2026-07-28
 
 Each scenario is one function in ``SCENARIOS`` below. The script exits 0
-when its scenario ran, non-zero for an unknown scenario, for ``auth/*``
-(OAuth is not implemented in minimcp yet), or when a call failed. It logs
+when its scenario ran, non-zero for an unknown scenario or when a call
+failed (some ``auth/*`` scenarios expect that: a client must refuse a
+server that sends it to the wrong issuer, say). Every ``auth/*`` scenario
+goes through ``authorized()``, with the ``minimcp.auth`` flow it needs. It logs
 to stderr; the suite keeps stdout and stderr in its results folder.
 
 It also reads as a tour of the client API:
@@ -45,9 +47,9 @@ CLIENT_INFO = {"name": "minimcp-conformance-client", "version": minimcp.__versio
 PROTOCOL = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or "auto"
 
 
-def connect(url: str, **handlers: Any) -> minimcp.Client:
-    """Connect at the suite's protocol version; ``handlers`` are ``sampling_handler=`` and friends."""
-    return minimcp.connect(url, protocol=PROTOCOL, client_info=CLIENT_INFO, timeout=30, **handlers)
+def connect(url: str, **options: Any) -> minimcp.Client:
+    """Connect at the suite's protocol version; ``options`` are ``auth=``, ``sampling_handler=`` and friends."""
+    return minimcp.connect(url, protocol=PROTOCOL, client_info=CLIENT_INFO, timeout=30, **options)
 
 
 def answer_sampling(params: dict) -> dict:
@@ -189,6 +191,49 @@ def skills_verify(url: str, context: dict) -> None:
         log.info("loaded %s; its form guide has %d bytes", skill.name, len(loaded.read("references/FORMS.md")))
 
 
+#: The client ID metadata document URL the suite accepts (auth/basic-cimd); used where a server supports CIMD.
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+
+
+def follow_redirect(authorization_url: str) -> str:
+    """The "browser" of the auth scenarios: the suite's authorization endpoint redirects at once (no login page)."""
+    import requests
+
+    response = requests.get(authorization_url, allow_redirects=False, timeout=10)
+    return response.headers.get("Location", "")
+
+
+def auth_for(scenario: str, context: dict) -> Any:
+    """The minimcp.auth flow a scenario needs; the authorization code flow unless it names another grant."""
+    from minimcp.auth import ClientCredentials, EnterpriseAuth, JWTBearer, MemoryTokenStore, OAuth
+
+    if scenario == "auth/client-credentials-jwt":
+        return ClientCredentials(context["client_id"], private_key=context["private_key_pem"],
+                                 signing_algorithm=context.get("signing_algorithm", "ES256"))
+    if scenario == "auth/client-credentials-basic":
+        return ClientCredentials(context["client_id"], client_secret=context["client_secret"])
+    if scenario == "auth/enterprise-managed-authorization":
+        return EnterpriseAuth(id_token=context["idp_id_token"], idp_token_endpoint=context["idp_token_endpoint"],
+                              client_id=context["client_id"], client_secret=context.get("client_secret"),
+                              idp_client_id=context.get("idp_client_id"))
+    if scenario == "auth/wif-jwt-bearer":
+        return JWTBearer(context["valid_jwt"], client_id=context.get("client_id"))
+    # Pre-registered credentials come in the context (auth/pre-registration); the store is in memory
+    # so that no run of the suite leaves a token in the user's config folder.
+    return OAuth(client_id=context.get("client_id"), client_secret=context.get("client_secret"),
+                 issuer=context.get("issuer"), client_metadata_url=CIMD_URL, store=MemoryTokenStore(),
+                 browser=follow_redirect)
+
+
+def authorized(url: str, context: dict) -> None:
+    """Every auth/* scenario: connect with the scenario's OAuth flow, list the tools, call the first one."""
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    with connect(url, auth=auth_for(scenario, context)) as client:
+        tools = client.list_tools()
+        if tools:
+            log.info("%s: %s", tools[0].name, client.call_tool(tools[0].name).text)
+
+
 SCENARIOS: Dict[str, Callable[[str, dict], None]] = {
     "initialize": initialize,
     "tools_call": tools_call,
@@ -214,10 +259,7 @@ def main() -> int:
         print(f"usage: MCP_CONFORMANCE_SCENARIO=NAME {sys.argv[0]} SERVER_URL", file=sys.stderr)
         return 2
     url, scenario = sys.argv[1], os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
-    if scenario.startswith("auth/"):
-        print(f"{scenario}: authorization (OAuth) is not implemented in minimcp's client yet", file=sys.stderr)
-        return 2
-    run = SCENARIOS.get(scenario)
+    run = authorized if scenario.startswith("auth/") else SCENARIOS.get(scenario)
     if run is None:
         print(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}", file=sys.stderr)
         return 2

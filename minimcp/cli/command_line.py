@@ -24,6 +24,8 @@ _COMMANDS = {  # name: (help, words after the target, whether key=value words fo
     "prompts": ("list the prompts", (), False),
     "prompt": ("render a prompt", ("NAME",), True),
     "info": ("show the server's name, version, protocol version, capabilities, instructions", (), False),
+    "login": ("log in to an OAuth-protected URL server (a browser opens); the token is kept", (), False),
+    "logout": ("forget the login kept for a URL server", (), False),
 }
 
 #: Commands that connect to no server (minimcp/cli/install.py parses and runs them): name: help.
@@ -40,7 +42,8 @@ the server:
                          minimcp call get_weather city=Paris -- python examples/weather_server.py
   NAME                   a server in a host config file (--config FILE), first after the command
                          minimcp call weather get_weather city=Paris
-  URL                    an http(s):// server (Streamable HTTP; --header for its auth)
+  URL                    an http(s):// server (Streamable HTTP); OAuth: 'minimcp login URL' once,
+                         then every command reuses the token (or --header for a token of your own)
 
 arguments:
   key=value is read as JSON when it parses (days=3, ok=true, tags='["a"]'), else as text
@@ -122,6 +125,12 @@ def build_parser() -> Tuple[argparse.ArgumentParser, Dict[str, argparse.Argument
             sub.add_argument("--args", metavar="JSON", dest="args_json",
                              help="the tool's arguments as one JSON object ('-' reads it from stdin); "
                                   "key=value words are added to it")
+        if name == "login":
+            sub.add_argument("--client-id", help="a client registered with the authorization server beforehand")
+            sub.add_argument("--client-secret", help="its secret (for a confidential client)")
+            sub.add_argument("--scope", action="append", default=[], help="a scope to ask for (repeatable)")
+            sub.add_argument("--headless", action="store_true",
+                             help="no browser here: print the URL, then paste the redirected URL back")
         subparsers[name] = sub
     return parser, subparsers
 

@@ -150,9 +150,17 @@ def _silent(*_: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Connect to the server ``args`` names, run the command, and return the exit status."""
     show_logs(args.trace, args.quiet)  # the client's warnings (stray stdout, fallbacks) reach the person
+    if args.command in ("login", "logout"):
+        from .login import cmd_login, cmd_logout
+
+        return (cmd_login if args.command == "login" else cmd_logout)(args)
     options: Dict[str, Any] = {"on_stderr": _silent, "on_log": _silent} if args.quiet else {}
     if args.headers:  # only when given: a stdio-only connect() need not know the keyword
         options["headers"] = args.headers
+    if isinstance(args.target, str) and not any(name.lower() == "authorization" for name in args.headers):
+        from ..auth import OAuth
+
+        options["auth"] = OAuth(interactive=False)  # a stored login, refreshed as needed; never a browser
     try:
         client = connect(args.target, config=args.config, timeout=args.timeout,
                          trace=True if args.trace else None, **options)

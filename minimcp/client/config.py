@@ -14,7 +14,7 @@ The formats (all JSON; comments and trailing commas are accepted, since VS Code
 files are JSONC)::
 
     {"mcpServers": {name: {"command", "args", "env", "cwd"}}}      Claude Desktop, Cursor,
-    {"mcpServers": {name: {"type", "url", "headers"}}}             Claude Code .mcp.json
+    {"mcpServers": {name: {"type", "url", "headers", "oauth"}}}    Claude Code .mcp.json
     {"servers": {name: {"type", "command", "args", "env", "envFile",
                         "url", "headers"}}, "inputs": [...]}        VS Code .vscode/mcp.json
     {"mcpServers": {...}, "projects": {path: {"mcpServers": {...}}}}  Claude Code ~/.claude.json
@@ -145,6 +145,36 @@ def _strings(value: Any, what: str, where: str) -> Dict[str, str]:
     return {str(k): str(v) for k, v in value.items() if v is not None}
 
 
+def _oauth_settings(raw: dict, where: str) -> Dict[str, Any]:
+    """A remote entry's OAuth client settings, as the hosts write them, in minimcp's names.
+
+    Claude Code: ``"oauth": {"clientId", "callbackPort", "scopes": "a b"}`` (its
+    secret lives in the keychain: give it as ``clientSecret`` or in the OAuth object);
+    Cursor: ``"auth": {"CLIENT_ID", "CLIENT_SECRET", "scopes": [...]}``. VS Code
+    keeps its OAuth state out of the file.
+    """
+    settings: Dict[str, Any] = {}
+    for field, names in (("oauth", ("clientId", "clientSecret", "callbackPort", "scopes")),
+                         ("auth", ("CLIENT_ID", "CLIENT_SECRET", None, "scopes"))):
+        block = raw.get(field)
+        if block is None or (field == "auth" and not isinstance(block, dict)):
+            continue
+        if not isinstance(block, dict):
+            raise ConfigError(f'{where}: "{field}" should be an object')
+        client_id, secret, port, scopes = (block.get(name) if name else None for name in names)
+        if port is not None and (not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536):
+            raise ConfigError(f'{where}: "{field}.callbackPort" should be a port number, not {port!r}')
+        if isinstance(scopes, str):
+            scopes = scopes.split()
+        if scopes is not None and not (isinstance(scopes, list) and all(isinstance(x, str) for x in scopes)):
+            raise ConfigError(f'{where}: "{field}.scopes" should be a string or a list of strings')
+        for key, value in (("client_id", client_id), ("client_secret", secret), ("callback_port", port),
+                           ("scopes", scopes)):
+            if value is not None:
+                settings[key] = value if key in ("callback_port", "scopes") else str(value)
+    return settings
+
+
 def parse_entry(raw: Any, name: str = "", source: str = "") -> dict:
     """Turn one host-format server entry into the entry :func:`find_server` returns.
 
@@ -172,8 +202,12 @@ def parse_entry(raw: Any, name: str = "", source: str = "") -> dict:
     if kind in _REMOTE_TYPES or (kind is None and raw.get("url")):  # no type and a url: Cursor's way
         if not raw.get("url"):
             raise ConfigError(f'{where}: type {kind!r} needs a "url"')
-        return {"url": str(raw["url"]), "headers": _strings(raw.get("headers") or {}, "headers", where),
-                "transport": _REMOTE_TYPES[kind or "http"]}
+        entry = {"url": str(raw["url"]), "headers": _strings(raw.get("headers") or {}, "headers", where),
+                 "transport": _REMOTE_TYPES[kind or "http"]}
+        oauth = _oauth_settings(raw, where)
+        if oauth:
+            entry["oauth"] = oauth
+        return entry
     command, args = raw.get("command"), raw.get("args") or []
     if isinstance(command, str) and command:
         command = [command]
@@ -284,6 +318,9 @@ def _expand_entry(entry: dict, name: str, path: str) -> dict:
     if "url" in entry:
         expanded = {"url": expand(entry["url"]), "transport": entry["transport"],
                     "headers": {key: expand(value) for key, value in entry["headers"].items()}}
+        if entry.get("oauth"):
+            expanded["oauth"] = {key: expand(value) if isinstance(value, str) else value
+                                 for key, value in entry["oauth"].items()}
     else:
         expanded = {"command": [expand(part) for part in entry["command"]],
                     "env": {key: expand(value) for key, value in entry["env"].items()},

@@ -49,7 +49,9 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Op
         on_stderr: ``callback(line)`` for a stdio server's stderr lines
             (default: write them to our ``sys.stderr``).
         headers: extra HTTP headers (say, ``Authorization``) for a URL target.
-        auth: a ``requests`` auth object for a URL target.
+        auth: for a URL target: a :mod:`minimcp.auth` flow (``OAuth()``,
+            ``ClientCredentials(...)`` ...), a bearer token (a string), or any
+            ``requests`` auth object.
         timeout: the default seconds each call waits, the handshake included.
         client_info: ``{"name": ..., "version": ...}`` to introduce ourselves.
         trace: print every message to stderr (also ``MINIMCP_TRACE=1``).
@@ -69,12 +71,17 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Op
         ProtocolError: the server does not speak the ``protocol`` asked for.
     """
     handlers = dict(handlers, protocol=check_protocol(protocol))  # before a child process is started
+    if isinstance(auth, str):  # a bearer token
+        from ..auth import BearerToken
+
+        auth = BearerToken(auth)
     if isinstance(target, str) and target != "memory" and target.split(":", 1)[0] not in _URL_SCHEMES:
         from .config import find_server  # a host config entry, by name
 
         entry = find_server(target, config)
         if "command" not in entry:
             target, headers = entry["url"], {**entry.get("headers", {}), **(headers or {})}
+            auth = _entry_auth(entry, auth, headers)
             if entry.get("transport") == "sse" and not target.rstrip("/").endswith("/sse"):
                 return _connect_url(target, "sse", headers, auth, timeout, client_info, trace, handlers)
         else:
@@ -98,6 +105,17 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Op
     return _start(Client(transport, timeout=timeout, client_info=client_info, trace=trace, **handlers))
 
 
+def _entry_auth(entry: dict, auth: Any, headers: Dict[str, str]) -> Any:
+    """A remote config entry gets OAuth as its host would give it (unless it sends its own Authorization)."""
+    if auth is None and any(name.lower() == "authorization" for name in headers):
+        return None
+    from ..auth import OAuth
+
+    if auth is None:
+        auth = OAuth()
+    return auth.configure(entry.get("oauth")) if isinstance(auth, OAuth) else auth
+
+
 def _start(client: Client) -> Client:
     """Run the handshake; on any failure close what was opened."""
     try:
@@ -112,6 +130,9 @@ def _connect_url(url: str, kind: Optional[str], headers: Optional[Dict[str, str]
                  client_info: Optional[dict], trace: Optional[bool], handlers: Dict[str, Any]) -> Client:
     scheme = url.split(":", 1)[0]
     options: Dict[str, Any] = dict(timeout=timeout, client_info=client_info, trace=trace, **handlers)
+    if scheme in ("http", "https") and hasattr(auth, "prepare"):  # a minimcp.auth flow: a person's login
+        # comes before the handshake, whose timeout does not count the minutes spent in the browser
+        auth.prepare(url, trace)
     if scheme in ("ws", "wss"):
         from ..transports.websocket import WebSocketTransport
 

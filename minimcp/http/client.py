@@ -28,7 +28,7 @@ from ..protocol import jsonrpc
 from ..protocol.stateless import NAME_FIELDS, modern_version
 from ..protocol.versions import MODERN_VERSION
 from .headers import encode_header_value
-from ..errors import ConnectionClosed
+from ..errors import ConnectionClosed, MCPError
 from ..protocol.jsonrpc import HTTP_ERROR, ErrorResponse, Request
 from ..threads import WorkerPool, join, start_thread
 from ..transports import Failed, Transport
@@ -141,7 +141,7 @@ class StreamableHTTPTransport(Transport):
         try:
             self._send(message)
         except Exception as exc:  # whatever went wrong, the request fails now, not at its timeout
-            error = exc if isinstance(exc, ConnectionClosed) else ConnectionClosed(
+            error = exc if isinstance(exc, MCPError) else ConnectionClosed(  # AuthError: as it is
                 f"the request to {self.url} failed: {type(exc).__name__}: {exc}")
             for request_id in _request_ids(message):
                 self._inbox.put(Failed(request_id, error))

@@ -1,0 +1,147 @@
+"""Where tokens and client registrations are kept between runs.
+
+A store maps a key (a tuple of strings) to a JSON object. minimcp keeps:
+
+- ``("token", issuer, resource)``: the tokens one authorization server issued for one MCP server;
+- ``("client", issuer)``: this client's registration with an authorization server
+  (registration state is per authorization server: spec "Client Registration");
+- ``("server", server_url)``: which issuer and resource the last login at that URL used,
+  so a new process finds its token without a round of discovery.
+
+``FileTokenStore`` (the default) writes one file per key, mode 0600, in the
+user's config folder; ``MemoryTokenStore`` forgets everything at exit.
+"""
+
+import hashlib
+import json
+import os
+import sys
+import threading
+from typing import Dict, Iterator, Optional, Tuple
+
+Key = Tuple[str, ...]
+
+
+class TokenStore:
+    """The interface: ``load()``, ``save()``, ``delete()``, ``items()``. Subclass it to keep tokens elsewhere."""
+
+    def load(self, key: Key) -> Optional[dict]:
+        """The object saved under ``key``, or ``None``."""
+        raise NotImplementedError
+
+    def save(self, key: Key, value: dict) -> None:
+        """Keep ``value`` under ``key`` (replacing what was there)."""
+        raise NotImplementedError
+
+    def delete(self, key: Key) -> None:
+        """Forget ``key`` (no error if it is not there)."""
+        raise NotImplementedError
+
+    def items(self) -> Iterator[Tuple[Key, dict]]:
+        """Every ``(key, value)`` kept (``minimcp logout`` walks them)."""
+        raise NotImplementedError
+
+
+class MemoryTokenStore(TokenStore):
+    """A store that lives as long as the object: for tests and short-lived services."""
+
+    def __init__(self) -> None:
+        self._data: Dict[Key, dict] = {}
+        self._lock = threading.Lock()
+
+    def load(self, key: Key) -> Optional[dict]:
+        """The object saved under ``key``, or ``None``."""
+        with self._lock:
+            value = self._data.get(tuple(key))
+        return dict(value) if value is not None else None
+
+    def save(self, key: Key, value: dict) -> None:
+        """Keep a copy of ``value`` under ``key``."""
+        with self._lock:
+            self._data[tuple(key)] = dict(value)
+
+    def delete(self, key: Key) -> None:
+        """Forget ``key``."""
+        with self._lock:
+            self._data.pop(tuple(key), None)
+
+    def items(self) -> Iterator[Tuple[Key, dict]]:
+        """Every ``(key, value)`` kept."""
+        with self._lock:
+            return iter(list(self._data.items()))
+
+
+def default_folder() -> str:
+    """``$XDG_CONFIG_HOME/minimcp/oauth`` (``~/.config/minimcp/oauth``), or ``%APPDATA%\\minimcp\\oauth``."""
+    if sys.platform == "win32" and os.environ.get("APPDATA"):
+        base = os.environ["APPDATA"]
+    else:
+        base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "minimcp", "oauth")
+
+
+class FileTokenStore(TokenStore):
+    """One JSON file per key in ``folder`` (default: :func:`default_folder`), readable by this user only.
+
+    Files are written to a temporary name and renamed, so a crash never leaves half a token.
+    """
+
+    def __init__(self, folder: Optional[str] = None) -> None:
+        self.folder = folder or default_folder()
+
+    def _path(self, key: Key) -> str:
+        digest = hashlib.sha256("\0".join(key).encode()).hexdigest()[:32]
+        return os.path.join(self.folder, f"{key[0]}-{digest}.json")
+
+    def load(self, key: Key) -> Optional[dict]:
+        """The object saved under ``key``, or ``None`` (also for a file that is not ours or not JSON)."""
+        try:
+            with open(self._path(key), encoding="utf-8") as f:
+                record = json.load(f)
+        except (OSError, ValueError):
+            return None
+        if not isinstance(record, dict) or record.get("key") != list(key) or not isinstance(record.get("value"), dict):
+            return None
+        return record["value"]
+
+    def save(self, key: Key, value: dict) -> None:
+        """Write ``value`` under ``key``: mode 0600 in a 0700 folder."""
+        os.makedirs(self.folder, mode=0o700, exist_ok=True)
+        path = self._path(key)
+        temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump({"key": list(key), "value": value}, f)
+            os.replace(temporary, path)
+        except BaseException:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+            raise
+
+    def delete(self, key: Key) -> None:
+        """Remove ``key``'s file."""
+        try:
+            os.unlink(self._path(key))
+        except FileNotFoundError:
+            pass
+
+    def items(self) -> Iterator[Tuple[Key, dict]]:
+        """Every ``(key, value)`` in the folder."""
+        try:
+            names = sorted(os.listdir(self.folder))
+        except FileNotFoundError:
+            return iter(())
+        found = []
+        for name in names:
+            if not name.endswith(".json"):
+                continue
+            try:
+                with open(os.path.join(self.folder, name), encoding="utf-8") as f:
+                    record = json.load(f)
+                found.append((tuple(record["key"]), record["value"]))
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+        return iter(found)
