@@ -41,7 +41,7 @@ MAX_STEP_UPS = 2
 class Grant(NamedTuple):
     """What discovery found, handed to a flow's ``obtain()``."""
 
-    metadata: dict          # the authorization server's metadata (RFC 8414)
+    metadata: Dict[str, Any]          # the authorization server's metadata (RFC 8414)
     resource: str           # the RFC 8707 resource: the protected resource metadata's value, as published
     scopes: Optional[List[str]]
     server_url: str
@@ -59,7 +59,7 @@ class Authorizer(requests.auth.AuthBase):
         self._lock = threading.RLock()  # one discovery and one flow at a time; requests go on meanwhile
         self._tokens: Dict[str, Token] = {}      # origin -> the token for the resource there
         self._servers: Dict[str, str] = {}       # origin -> the MCP server URL first seen there
-        self._metadata: Dict[str, dict] = {}     # issuer -> its metadata
+        self._metadata: Dict[str, Dict[str, Any]] = {}     # issuer -> its metadata
         self._dpop_key: Optional[DPoPKey] = None
         self._last = ("", "")                    # (url, origin) of the last request: urlsplit once per URL
 
@@ -75,7 +75,7 @@ class Authorizer(requests.auth.AuthBase):
         if trace:
             self.http.trace = True
 
-    def client_for(self, metadata: dict) -> Optional[ClientAuth]:
+    def client_for(self, metadata: Dict[str, Any]) -> Optional[ClientAuth]:
         """The client identity a refresh request authenticates with (``None``: a public client with no id)."""
         return None
 
@@ -194,7 +194,7 @@ class Authorizer(requests.auth.AuthBase):
             self._keep(origin, server_url, token)
             return token
 
-    def _issuer_metadata(self, issuer: str) -> dict:
+    def _issuer_metadata(self, issuer: str) -> Dict[str, Any]:
         metadata = self._metadata.get(issuer)
         if metadata is None:
             metadata = authorization_server_metadata(self.http, issuer)
@@ -204,7 +204,7 @@ class Authorizer(requests.auth.AuthBase):
             self._metadata[issuer] = metadata
         return metadata
 
-    def _choose_dpop(self, challenge: Challenge, document: dict, metadata: dict) -> None:
+    def _choose_dpop(self, challenge: Challenge, document: Dict[str, Any], metadata: Dict[str, Any]) -> None:
         wanted = self.dpop
         if wanted is None:  # automatic: when the resource asks for DPoP and the server can issue it
             wanted = (challenge.scheme == "dpop" or document.get("dpop_bound_access_tokens_required") is True) \
@@ -217,7 +217,7 @@ class Authorizer(requests.auth.AuthBase):
         """The DPoP key the tokens are bound to, once DPoP is in use."""
         return self._dpop_key
 
-    def _refresh(self, metadata: dict, token: Token) -> Optional[Token]:
+    def _refresh(self, metadata: Dict[str, Any], token: Token) -> Optional[Token]:
         """A refreshed token, or ``None`` when the server refused the refresh token (then: a new flow)."""
         form = {"grant_type": "refresh_token", "refresh_token": token.refresh_token or "", "resource": token.resource}
         try:

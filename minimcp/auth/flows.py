@@ -83,7 +83,7 @@ class OAuth(Authorizer):
         self.callback_port = self.callback_port or settings.get("callback_port")
         return self
 
-    def client_for(self, metadata: dict) -> Optional[ClientAuth]:
+    def client_for(self, metadata: Dict[str, Any]) -> Optional[ClientAuth]:
         """The identity used at ``metadata``'s issuer (for refreshes)."""
         client = self._clients.get(metadata["issuer"])
         if client is None:
@@ -165,7 +165,7 @@ class OAuth(Authorizer):
             probe(self, url)
 
 
-def check_redirect(redirected: str, state: str, metadata: dict) -> str:
+def check_redirect(redirected: str, state: str, metadata: Dict[str, Any]) -> str:
     """The ``code`` of an authorization response, once ``iss`` and ``state`` are checked (in that order).
 
     Raises:
@@ -210,7 +210,7 @@ class ClientCredentials(Authorizer):
         self.client_id, self.client_secret = client_id, client_secret
         self.private_key, self.signing_algorithm = private_key, signing_algorithm
 
-    def client_for(self, metadata: dict) -> Optional[ClientAuth]:
+    def client_for(self, metadata: Dict[str, Any]) -> Optional[ClientAuth]:
         """This service's identity, with the auth method the server lists."""
         return ClientAuth(self.client_id, self.client_secret,
                           choose_method(metadata, self.client_secret, self.private_key),
@@ -322,7 +322,7 @@ def probe(auth: Authorizer, url: str) -> Optional[Token]:
     return auth.token_for(url)
 
 
-def _port(saved: Optional[dict]) -> int:
+def _port(saved: Optional[Dict[str, Any]]) -> int:
     """The loopback port a stored registration's redirect URI uses (reusing it keeps the registration valid)."""
     for uri in (saved or {}).get("redirect_uris", []):
         port = urlsplit(uri).port

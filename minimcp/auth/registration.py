@@ -12,7 +12,7 @@ never shown to another (2026-07-28, SEP-2352), so a server that moves to a
 new authorization server gets a new registration there.
 """
 
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 from ..errors import AuthError
 from .http import AuthHTTP
@@ -31,7 +31,7 @@ class ClientSettings:
         self.private_key, self.signing_algorithm = private_key, signing_algorithm
 
 
-def identify(http: AuthHTTP, metadata: dict, settings: ClientSettings, store: TokenStore,
+def identify(http: AuthHTTP, metadata: Dict[str, Any], settings: ClientSettings, store: TokenStore,
              redirect_uris: List[str], grant_types: List[str], scopes: Optional[List[str]]) -> ClientAuth:
     """This client's identity at the authorization server ``metadata`` describes.
 
@@ -56,7 +56,7 @@ def identify(http: AuthHTTP, metadata: dict, settings: ClientSettings, store: To
                     f"(or, for minimcp login, --client-id and --client-secret)")
 
 
-def register(http: AuthHTTP, metadata: dict, settings: ClientSettings, store: TokenStore,
+def register(http: AuthHTTP, metadata: Dict[str, Any], settings: ClientSettings, store: TokenStore,
              redirect_uris: List[str], grant_types: List[str], scopes: Optional[List[str]]) -> ClientAuth:
     """Dynamic Client Registration (RFC 7591); the registration is stored under the issuer."""
     supported = metadata.get("token_endpoint_auth_methods_supported") or ["client_secret_basic"]

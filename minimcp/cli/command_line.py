@@ -242,7 +242,7 @@ def wants_string(prop: Any) -> bool:
     return bool(branches) and all(wants_string(branch) for branch in branches)
 
 
-def convert_arguments(pairs: Sequence[Tuple[str, str]], schema: Optional[dict] = None) -> Dict[str, Any]:
+def convert_arguments(pairs: Sequence[Tuple[str, str]], schema: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """Turn ``key=value`` pairs into a tool's arguments, guided by its ``inputSchema``."""
     properties = (schema or {}).get("properties") or {}
     return {key: raw if wants_string(properties.get(key)) else parse_value(raw) for key, raw in pairs}

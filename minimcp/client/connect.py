@@ -19,7 +19,7 @@ _URL_SCHEMES = ("http", "https", "ws", "wss")
 def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Optional[str] = None,
             env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None,
             on_stderr: Optional[Callable[[str], None]] = None, headers: Optional[Dict[str, str]] = None,
-            auth: Any = None, timeout: float = 60.0, client_info: Optional[dict] = None,
+            auth: Any = None, timeout: float = 60.0, client_info: Optional[Dict[str, Any]] = None,
             trace: Optional[bool] = None, protocol: str = "auto", **handlers: Any) -> Client:
     """Connect to an MCP server, run the handshake, and return the :class:`Client`.
 
@@ -105,7 +105,7 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Op
     return _start(Client(transport, timeout=timeout, client_info=client_info, trace=trace, **handlers))
 
 
-def _entry_auth(entry: dict, auth: Any, headers: Dict[str, str]) -> Any:
+def _entry_auth(entry: Dict[str, Any], auth: Any, headers: Dict[str, str]) -> Any:
     """A remote config entry gets OAuth as its host would give it (unless it sends its own Authorization)."""
     if auth is None and any(name.lower() == "authorization" for name in headers):
         return None
@@ -127,7 +127,7 @@ def _start(client: Client) -> Client:
 
 
 def _connect_url(url: str, kind: Optional[str], headers: Optional[Dict[str, str]], auth: Any, timeout: float,
-                 client_info: Optional[dict], trace: Optional[bool], handlers: Dict[str, Any]) -> Client:
+                 client_info: Optional[Dict[str, Any]], trace: Optional[bool], handlers: Dict[str, Any]) -> Client:
     scheme = url.split(":", 1)[0]
     options: Dict[str, Any] = dict(timeout=timeout, client_info=client_info, trace=trace, **handlers)
     if scheme in ("http", "https") and hasattr(auth, "prepare"):  # a minimcp.auth flow: a person's login

@@ -6,7 +6,7 @@ the fields it reads as it is made: one of the wrong type raises
 :class:`~minimcp.ProtocolError` naming it.
 """
 
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import ProtocolError
 from .wire import field, obj, objects
@@ -26,15 +26,15 @@ class Tool:
 
     __slots__ = ("name", "title", "description", "input_schema", "output_schema", "annotations", "raw")
 
-    def __init__(self, raw: dict) -> None:
+    def __init__(self, raw: Dict[str, Any]) -> None:
         what = "a tool in tools/list"
         self.raw = obj(raw, what)
         self.name: str = field(raw, "name", str, what, "")
         self.title: Optional[str] = field(raw, "title", str, what)
         self.description: Optional[str] = field(raw, "description", str, what)
-        self.input_schema: dict = field(raw, "inputSchema", dict, what) or {"type": "object"}
-        self.output_schema: Optional[dict] = field(raw, "outputSchema", dict, what)
-        self.annotations: dict = field(raw, "annotations", dict, what, {})
+        self.input_schema: Dict[str, Any] = field(raw, "inputSchema", dict, what) or {"type": "object"}
+        self.output_schema: Optional[Dict[str, Any]] = field(raw, "outputSchema", dict, what)
+        self.annotations: Dict[str, Any] = field(raw, "annotations", dict, what, {})
 
     def __repr__(self) -> str:
         return f"Tool(name={self.name!r}, description={self.description!r})"
@@ -54,10 +54,10 @@ class ToolResult:
 
     __slots__ = ("content", "structured", "is_error", "raw")
 
-    def __init__(self, raw: dict) -> None:
+    def __init__(self, raw: Dict[str, Any]) -> None:
         what = "the server's answer to tools/call"
         self.raw = obj(raw, what)
-        self.content: List[dict] = objects(raw, "content", what)
+        self.content: List[Dict[str, Any]] = objects(raw, "content", what)
         for block in self.content:
             if block.get("type") == "text":
                 field(block, "text", str, f"{what}: a text block")
@@ -80,7 +80,7 @@ class _Raw:
     """A result object that keeps the wire dict in ``raw`` and shows its fields in ``repr``."""
 
     __slots__ = ("raw",)
-    _shown: tuple = ()
+    _shown: Tuple[Any, ...] = ()
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._shown)
@@ -93,7 +93,7 @@ class Resource(_Raw):
     __slots__ = ("uri", "name", "title", "description", "mime_type", "size")
     _shown = ("uri", "name")
 
-    def __init__(self, raw: dict) -> None:
+    def __init__(self, raw: Dict[str, Any]) -> None:
         what = "a resource in resources/list"
         self.raw = obj(raw, what)
         self.uri: str = field(raw, "uri", str, what, "")
@@ -110,7 +110,7 @@ class ResourceTemplate(_Raw):
     __slots__ = ("uri_template", "name", "title", "description", "mime_type")
     _shown = ("uri_template", "name")
 
-    def __init__(self, raw: dict) -> None:
+    def __init__(self, raw: Dict[str, Any]) -> None:
         what = "a template in resources/templates/list"
         self.raw = obj(raw, what)
         self.uri_template: str = field(raw, "uriTemplate", str, what, "")
@@ -132,10 +132,10 @@ class ResourceResult(_Raw):
     __slots__ = ("contents",)
     _shown = ("contents",)
 
-    def __init__(self, raw: dict) -> None:
+    def __init__(self, raw: Dict[str, Any]) -> None:
         what = "the server's answer to resources/read"
         self.raw = obj(raw, what)
-        self.contents: List[dict] = objects(raw, "contents", what)
+        self.contents: List[Dict[str, Any]] = objects(raw, "contents", what)
         for entry in self.contents:
             field(entry, "text", str, f"{what}: an entry")
             field(entry, "blob", str, f"{what}: an entry")
@@ -168,13 +168,13 @@ class Prompt(_Raw):
     __slots__ = ("name", "title", "description", "arguments")
     _shown = ("name", "description")
 
-    def __init__(self, raw: dict) -> None:
+    def __init__(self, raw: Dict[str, Any]) -> None:
         what = "a prompt in prompts/list"
         self.raw = obj(raw, what)
         self.name: str = field(raw, "name", str, what, "")
         self.title: Optional[str] = field(raw, "title", str, what)
         self.description: Optional[str] = field(raw, "description", str, what)
-        self.arguments: List[dict] = objects(raw, "arguments", what)
+        self.arguments: List[Dict[str, Any]] = objects(raw, "arguments", what)
 
 
 class PromptResult(_Raw):
@@ -183,11 +183,11 @@ class PromptResult(_Raw):
     __slots__ = ("description", "messages")
     _shown = ("description", "messages")
 
-    def __init__(self, raw: dict) -> None:
+    def __init__(self, raw: Dict[str, Any]) -> None:
         what = "the server's answer to prompts/get"
         self.raw = obj(raw, what)
         self.description: Optional[str] = field(raw, "description", str, what)
-        self.messages: List[dict] = objects(raw, "messages", what)
+        self.messages: List[Dict[str, Any]] = objects(raw, "messages", what)
 
 
 class Completion(_Raw):
@@ -196,7 +196,7 @@ class Completion(_Raw):
     __slots__ = ("values", "total", "has_more")
     _shown = ("values", "has_more")
 
-    def __init__(self, raw: dict) -> None:
+    def __init__(self, raw: Dict[str, Any]) -> None:
         what = "the server's answer to completion/complete"
         self.raw = obj(raw, what)
         completion = field(raw, "completion", dict, what, {})

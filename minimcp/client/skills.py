@@ -37,15 +37,15 @@ class Skill:
     """One skill entry: ``uri`` (its ``SKILL.md``), ``frontmatter``, and ``resources``
     (``{uri: {"digest", "size"}}``, or None for a skill declared ``"dynamic"``)."""
 
-    def __init__(self, entry: dict) -> None:
+    def __init__(self, entry: Dict[str, Any]) -> None:
         what = "a skill entry"
         self.entry = wire.obj(entry, what)
         self.uri: str = wire.field(entry, "uri", str, what)
-        self.frontmatter: dict = wire.field(entry, "frontmatter", dict, what, {})
+        self.frontmatter: Dict[str, Any] = wire.field(entry, "frontmatter", dict, what, {})
         if self.uri is None:
             raise ProtocolError(f"{what} has no uri")
         listed = entry.get("resources")
-        self.resources: Optional[Dict[str, dict]] = None
+        self.resources: Optional[Dict[str, Dict[str, Any]]] = None
         if listed != "dynamic":
             self.resources = {item["uri"]: item for item in wire.objects(entry, "resources", what)
                               if isinstance(item.get("uri"), str)}

@@ -46,7 +46,7 @@ class SSETransport(Transport):
         self.http.headers.update(headers or {})
         self.http.auth = auth
         self.endpoint: Optional[str] = None
-        self._inbox: "queue.SimpleQueue" = queue.SimpleQueue()
+        self._inbox: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
         self._ready = threading.Event()
         self._closed = False
         try:

@@ -5,7 +5,7 @@ so a client that only logs the body still learns why.
 """
 
 import json
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse
@@ -41,7 +41,7 @@ def session_not_found(what_to_do: str) -> HTTPError:
     return HTTPError(404, f"Session not found: {what_to_do}", jsonrpc.SESSION_NOT_FOUND)
 
 
-def error(start_response: Callable, status: int, code: int, message: str,
+def error(start_response: Callable[..., Any], status: int, code: int, message: str,
           extra: Optional[List[Tuple[str, str]]] = None, request_id: Any = None, data: Any = None) -> List[bytes]:
     """Answer with a JSON-RPC error body (``request_id`` names the request, when known)."""
     body = jsonrpc.encode(ErrorResponse(request_id, code, message, data))
@@ -49,7 +49,7 @@ def error(start_response: Callable, status: int, code: int, message: str,
     return [body]
 
 
-def reply(start_response: Callable, status: int, body: bytes = b"",
+def reply(start_response: Callable[..., Any], status: int, body: bytes = b"",
           extra: Optional[List[Tuple[str, str]]] = None) -> List[bytes]:
     """Answer with ``body`` (JSON bytes as ``jsonrpc.encode`` made them), or with nothing."""
     headers = (JSON_HEADERS if body else []) + [("Content-Length", str(len(body)))] + (extra or [])
@@ -57,7 +57,7 @@ def reply(start_response: Callable, status: int, body: bytes = b"",
     return [body]
 
 
-def read_body(environ: dict, max_body: int) -> bytes:
+def read_body(environ: Dict[str, Any], max_body: int) -> bytes:
     """The request body, refused (413) past ``max_body`` bytes whether or not it said its length."""
     text = (environ.get("CONTENT_LENGTH") or "").strip()
     if text and not (text.isascii() and text.isdigit()):  # int() would take "-1" (read to the end)

@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from ..logs import get_logger
 from ..threads import join, start_thread
@@ -176,7 +176,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = _Body(self.rfile, length)
         response: List[Any] = []  # [status, headers] once start_response is called
 
-        def start_response(status: str, headers: List[Tuple[str, str]], exc_info: Any = None) -> Callable:
+        def start_response(status: str, headers: List[Tuple[str, str]], exc_info: Any = None) -> Callable[..., Any]:
             response[:] = [status, headers]
             return self.wfile.write
 
@@ -248,7 +248,7 @@ class WSGIServer(socketserver.ThreadingMixIn, HTTPServer):
     allow_reuse_address = True
     request_queue_size = 128  # socketserver's 5 resets clients that connect together
 
-    def __init__(self, address: Tuple[str, int], app: Callable, websockets: Optional[Dict[str, Any]] = None,
+    def __init__(self, address: Tuple[str, int], app: Callable[..., Any], websockets: Optional[Dict[str, Any]] = None,
                  max_connections: int = MAX_CONNECTIONS) -> None:
         if max_connections < 1:
             raise ValueError("max_connections must be at least 1")
@@ -259,8 +259,8 @@ class WSGIServer(socketserver.ThreadingMixIn, HTTPServer):
         self.stopping = threading.Event()
         self._connections: Dict[threading.Thread, socket.socket] = {}
         self._idle: Dict[socket.socket, None] = {}  # waiting for a request line, longest-waiting first
-        self._closed_idle: set = set()  # idle connections closed at the cap, their threads still ending
-        self._refused: set = set()  # connections past the cap, being answered 503
+        self._closed_idle: Set[Any] = set()  # idle connections closed at the cap, their threads still ending
+        self._refused: Set[Any] = set()  # connections past the cap, being answered 503
         self._conn_lock = threading.Lock()
         super().__init__(address, _Handler)
 
@@ -347,7 +347,7 @@ class WSGIServer(socketserver.ThreadingMixIn, HTTPServer):
         self.server_close()
 
 
-def serve(app: Callable, host: str = "127.0.0.1", port: int = 8000,
+def serve(app: Callable[..., Any], host: str = "127.0.0.1", port: int = 8000,
           ready: Optional[Callable[[WSGIServer], None]] = None, websockets: Optional[Dict[str, Any]] = None,
           max_connections: int = MAX_CONNECTIONS) -> None:
     """Serve ``app`` until Ctrl-C or SIGTERM, then stop gracefully.
@@ -387,7 +387,7 @@ class BackgroundServer:
     Binds port 0 (a free port) on 127.0.0.1 by default; ``url`` says where.
     """
 
-    def __init__(self, app: Callable, host: str = "127.0.0.1", port: int = 0,
+    def __init__(self, app: Callable[..., Any], host: str = "127.0.0.1", port: int = 0,
                  websockets: Optional[Dict[str, Any]] = None, max_connections: int = MAX_CONNECTIONS) -> None:
         self.httpd = WSGIServer((host, port), app, websockets, max_connections)
         self.url = f"http://{host}:{self.httpd.server_address[1]}"

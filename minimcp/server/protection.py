@@ -25,7 +25,7 @@ HTTP and on the 2024-11-05 ``/messages/`` POST) and, for a transport with no HTT
 
 import json
 import time
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import urlsplit
 
 from ..errors import MCPError, RPCError, Unauthorized
@@ -236,7 +236,7 @@ class ProtectedResource:
                            [("WWW-Authenticate", self.challenge("insufficient_scope", f"{what} needs {scopes}",
                                                                 needed))], INSUFFICIENT_SCOPE)
 
-    def serve_metadata(self, path: str, method: str, start_response: Callable) -> Optional[Iterable[bytes]]:
+    def serve_metadata(self, path: str, method: str, start_response: Callable[..., Any]) -> Optional[Iterable[bytes]]:
         """Answer a GET of one of the well-known metadata URLs (None for another path)."""
         if path.rstrip("/") not in self.metadata_paths:
             return None
@@ -292,7 +292,7 @@ def scopes_needed(server: Any, method: Optional[str], params: Any) -> Tuple[Tupl
     return getattr(item, "scopes", ()), what
 
 
-def granted(principal: Any) -> frozenset:
+def granted(principal: Any) -> FrozenSet[str]:
     """The scopes a principal holds (a plain ``auth`` hook's principal holds none)."""
     return getattr(principal, "scopes", None) or frozenset()
 

@@ -26,7 +26,7 @@ expansion, level 2) matches the rest, slashes included — use it for paths:
 """
 
 import re
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .coroutines import finish
 from .content import resource_contents
@@ -61,12 +61,12 @@ class ServerResource:
     """
 
     #: OAuth scopes a caller needs (``add_resource(scopes=…)``; checked before ``read``).
-    scopes: tuple = ()
+    scopes: Tuple[Any, ...] = ()
 
-    def __init__(self, fn: Callable, uri: str, *, name: Optional[str] = None, title: Optional[str] = None,
+    def __init__(self, fn: Callable[..., Any], uri: str, *, name: Optional[str] = None, title: Optional[str] = None,
                  description: Optional[str] = None, mime_type: Optional[str] = None,
-                 icons: Optional[List[dict]] = None, annotations: Optional[dict] = None,
-                 size: Optional[int] = None, meta: Optional[dict] = None, ttl_ms: Optional[int] = None,
+                 icons: Optional[List[Dict[str, Any]]] = None, annotations: Optional[Dict[str, Any]] = None,
+                 size: Optional[int] = None, meta: Optional[Dict[str, Any]] = None, ttl_ms: Optional[int] = None,
                  cache_scope: str = "private") -> None:
         self.fn = fn
         self.uri = uri
@@ -117,11 +117,11 @@ class ServerResource:
 
         return {k: unquote(v) for k, v in found.groupdict().items()}
 
-    def definition_for(self, version: str) -> dict:
+    def definition_for(self, version: str) -> Dict[str, Any]:
         """The definition without the fields ``version`` does not know (``resource.*`` in ``versions.FEATURES``)."""
         return strip(self.definition, "resource", version)
 
-    def read(self, uri: str, variables: Dict[str, str], ctx: RequestContext) -> dict:
+    def read(self, uri: str, variables: Dict[str, str], ctx: RequestContext) -> Dict[str, Any]:
         """Call the function and build the ``ReadResourceResult`` (with this resource's cache
         hints for a 2026-07-28 request; the server adds its ``ttlMs`` when this has none).
 

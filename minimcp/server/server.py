@@ -109,22 +109,22 @@ class Server:
 
     # -- tools --------------------------------------------------------------------------
 
-    def tool(self, fn: Optional[Callable] = None, **options: Any) -> Any:
+    def tool(self, fn: Optional[Callable[..., Any]] = None, **options: Any) -> Any:
         """Register a function as a tool; works bare (``@server.tool``) or called.
 
         The function is returned unchanged, so it can still be called and
         tested directly. ``options`` are those of :meth:`add_tool`.
         """
-        def register(func: Callable) -> Callable:
+        def register(func: Callable[..., Any]) -> Callable[..., Any]:
             self.add_tool(func, **options)
             return func
 
         return register(fn) if fn is not None else register
 
-    def add_tool(self, fn: Callable, *, name: Optional[str] = None, title: Optional[str] = None,
-                 description: Optional[str] = None, annotations: Optional[dict] = None,
-                 icons: Optional[List[dict]] = None, meta: Optional[dict] = None, scopes: Sequence[str] = (),
-                 input_schema: Optional[dict] = None, output_schema: Optional[dict] = None,
+    def add_tool(self, fn: Callable[..., Any], *, name: Optional[str] = None, title: Optional[str] = None,
+                 description: Optional[str] = None, annotations: Optional[Dict[str, Any]] = None,
+                 icons: Optional[List[Dict[str, Any]]] = None, meta: Optional[Dict[str, Any]] = None, scopes: Sequence[str] = (),
+                 input_schema: Optional[Dict[str, Any]] = None, output_schema: Optional[Dict[str, Any]] = None,
                  task: Optional[str] = None) -> ServerTool:
         """Register ``fn`` as a tool.
 
@@ -175,7 +175,7 @@ class Server:
 
     # -- resources ----------------------------------------------------------------------
 
-    def resource(self, uri: str, *, complete: Optional[Dict[str, Callable]] = None, **options: Any) -> Callable:
+    def resource(self, uri: str, *, complete: Optional[Dict[str, Callable[..., Any]]] = None, **options: Any) -> Callable[..., Any]:
         """Register a function as a resource (fixed URI) or a resource template (``{var}`` in it).
 
         Example::
@@ -187,7 +187,7 @@ class Server:
         ``complete`` maps a template variable to a completer (see
         :meth:`completion`); ``options`` are those of :meth:`add_resource`.
         """
-        def register(func: Callable) -> Callable:
+        def register(func: Callable[..., Any]) -> Callable[..., Any]:
             self.add_resource(func, uri, **options)
             for argument, completer in (complete or {}).items():
                 self.add_completer(completer, resource=uri, argument=argument)
@@ -195,10 +195,10 @@ class Server:
 
         return register
 
-    def add_resource(self, fn: Callable, uri: str, *, name: Optional[str] = None, title: Optional[str] = None,
+    def add_resource(self, fn: Callable[..., Any], uri: str, *, name: Optional[str] = None, title: Optional[str] = None,
                      description: Optional[str] = None, mime_type: Optional[str] = None,
-                     icons: Optional[List[dict]] = None, annotations: Optional[dict] = None,
-                     size: Optional[int] = None, meta: Optional[dict] = None, ttl_ms: Optional[int] = None,
+                     icons: Optional[List[Dict[str, Any]]] = None, annotations: Optional[Dict[str, Any]] = None,
+                     size: Optional[int] = None, meta: Optional[Dict[str, Any]] = None, ttl_ms: Optional[int] = None,
                      cache_scope: str = "private", scopes: Sequence[str] = ()) -> "ServerResource":
         """Register ``fn`` to answer ``resources/read`` for ``uri`` (a URI or an RFC 6570 template).
 
@@ -264,14 +264,14 @@ class Server:
 
     # -- prompts --------------------------------------------------------------------------
 
-    def prompt(self, fn: Optional[Callable] = None, *, complete: Optional[Dict[str, Callable]] = None,
+    def prompt(self, fn: Optional[Callable[..., Any]] = None, *, complete: Optional[Dict[str, Callable[..., Any]]] = None,
                **options: Any) -> Any:
         """Register a function as a prompt; works bare (``@server.prompt``) or called.
 
         ``complete`` maps an argument name to a completer (see :meth:`completion`);
         ``options`` are those of :meth:`add_prompt`.
         """
-        def register(func: Callable) -> Callable:
+        def register(func: Callable[..., Any]) -> Callable[..., Any]:
             prompt = self.add_prompt(func, **options)
             for argument, completer in (complete or {}).items():
                 self.add_completer(completer, prompt=prompt.name, argument=argument)
@@ -279,9 +279,9 @@ class Server:
 
         return register(fn) if fn is not None else register
 
-    def add_prompt(self, fn: Callable, *, name: Optional[str] = None, title: Optional[str] = None,
-                   description: Optional[str] = None, icons: Optional[List[dict]] = None,
-                   meta: Optional[dict] = None, scopes: Sequence[str] = ()) -> "ServerPrompt":
+    def add_prompt(self, fn: Callable[..., Any], *, name: Optional[str] = None, title: Optional[str] = None,
+                   description: Optional[str] = None, icons: Optional[List[Dict[str, Any]]] = None,
+                   meta: Optional[Dict[str, Any]] = None, scopes: Sequence[str] = ()) -> "ServerPrompt":
         """Register ``fn`` as a prompt; its parameters are the prompt's arguments.
 
         ``fn`` returns a string (one user message) or a list of messages
@@ -318,7 +318,7 @@ class Server:
     # -- completion -------------------------------------------------------------------------
 
     def completion(self, *, prompt: Optional[str] = None, resource: Optional[str] = None,
-                   argument: str) -> Callable:
+                   argument: str) -> Callable[..., Any]:
         """Register a completer for one prompt argument or resource-template variable.
 
         Example::
@@ -332,13 +332,13 @@ class Server:
         returns a list of strings (at most 100 are sent, with ``total`` and
         ``hasMore``) or a ready ``{"values": ..., "total": ..., "hasMore": ...}`` dict.
         """
-        def register(func: Callable) -> Callable:
+        def register(func: Callable[..., Any]) -> Callable[..., Any]:
             self.add_completer(func, prompt=prompt, resource=resource, argument=argument)
             return func
 
         return register
 
-    def add_completer(self, fn: Callable, *, prompt: Optional[str] = None, resource: Optional[str] = None,
+    def add_completer(self, fn: Callable[..., Any], *, prompt: Optional[str] = None, resource: Optional[str] = None,
                       argument: str) -> None:
         """Register ``fn`` as the completer of ``argument`` of a prompt or a resource template.
 
@@ -347,7 +347,7 @@ class Server:
         """
         self._completer_registry().add(fn, prompt, resource, argument)
 
-    def find_completer(self, ref: dict, argument: str) -> Optional[Callable]:
+    def find_completer(self, ref: Dict[str, Any], argument: str) -> Optional[Callable[..., Any]]:
         """The completer for a ``completion/complete`` reference and argument.
 
         Raises:
@@ -365,7 +365,7 @@ class Server:
 
     # -- the handshake -------------------------------------------------------------------------
 
-    def capabilities(self, version: str = PROTOCOL_VERSION) -> dict:
+    def capabilities(self, version: str = PROTOCOL_VERSION) -> Dict[str, Any]:
         """The capabilities this server declares to a client of ``version``.
 
         Each feature is declared when something is registered for it; a
@@ -382,7 +382,7 @@ class Server:
             caps["completions"] = {}
         return caps
 
-    def initialize_result(self, version: str) -> dict:
+    def initialize_result(self, version: str) -> Dict[str, Any]:
         """The ``initialize`` result for a client that negotiated ``version``."""
         info: Dict[str, Any] = {"name": self.name, "version": self.version}
         if self.title and knows(version, "server_title"):

@@ -27,7 +27,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Deque, Dict, List, Optional
 
 from ..errors import CapabilityError, RPCError
 from ..logs import get_logger
@@ -59,7 +59,7 @@ def missing_extension() -> RPCError:
                     f"_meta clientCapabilities.extensions)", {"requiredCapabilities": {"extensions": {EXTENSION: {}}}})
 
 
-def starts_task_later(fn: Callable) -> Callable:
+def starts_task_later(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Mark a task tool that asks its questions first, synchronously, and becomes a task only
     when it calls ``ctx.start_task()`` (a plain result if it returns without calling it)."""
     fn.__minimcp_task_later__ = True  # type: ignore[attr-defined]
@@ -77,7 +77,7 @@ class TaskContext(Context):
         self.task, self.runner = record, runner
         self._cancelled = threading.Event()
         #: key -> the request still unanswered (its answer lands in ``answers``)
-        self.waiting: Dict[str, dict] = {}
+        self.waiting: Dict[str, Dict[str, Any]] = {}
 
     def start_task(self) -> None:
         """Already a task: nothing to do."""
@@ -92,7 +92,7 @@ class TaskContext(Context):
         text = f"{progress:g}/{total:g}" if total is not None else f"{progress:g}"
         self.runner._status_message(self, f"{text} {message}" if message else text)
 
-    def _ask(self, method: str, params: Optional[dict], key: Optional[str], timeout: Optional[float]) -> Any:
+    def _ask(self, method: str, params: Optional[Dict[str, Any]], key: Optional[str], timeout: Optional[float]) -> Any:
         """Ask the client through the task: park it in ``input_required`` until ``tasks/update``."""
         self._asks += 1
         key = key or f"{method.split('/')[0]}-{self._asks}"
@@ -129,14 +129,14 @@ class TaskRunner:
         self.store = store if store is not None else MemoryTaskStore(clock=clock)
         self.ttl_ms, self.poll_interval_ms, self.max_running = ttl_ms, poll_interval_ms, max_running
         self._live: Dict[str, TaskContext] = {}  # task id -> the context of a task not yet ended
-        self._queue: deque = deque()
-        self._threads: list = []
+        self._queue: Deque[Any] = deque()
+        self._threads: List[Any] = []
         self._lock = threading.Condition()
         self._closed = False
 
     # -- creating and running ---------------------------------------------------------------------
 
-    def start(self, tool: Any, arguments: dict, ctx: Context) -> dict:
+    def start(self, tool: Any, arguments: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
         """Create a task for ``tool(arguments)``, saved before this returns, and queue it; return the
         ``CreateTaskResult``."""
         import secrets  # late: only a server that starts tasks pays for it
@@ -164,7 +164,7 @@ class TaskRunner:
                 tool, arguments, ctx = self._queue.popleft()
             self._run(tool, arguments, ctx)
 
-    def _run(self, tool: Any, arguments: dict, ctx: TaskContext) -> None:
+    def _run(self, tool: Any, arguments: Dict[str, Any], ctx: TaskContext) -> None:
         outcome: Dict[str, Any] = {}
         try:
             while not ctx.is_cancelled:
@@ -186,7 +186,7 @@ class TaskRunner:
             outcome = {"error": {"code": INTERNAL_ERROR, "message": f"Internal error: {type(exc).__name__}: {exc}"}}
         self._end(ctx, outcome)
 
-    def _end(self, ctx: TaskContext, outcome: dict) -> None:
+    def _end(self, ctx: TaskContext, outcome: Dict[str, Any]) -> None:
         record = ctx.task
         with self._lock:
             self._live.pop(record.task_id, None)
@@ -204,7 +204,7 @@ class TaskRunner:
 
     # -- input requests ---------------------------------------------------------------------------------
 
-    def _ask(self, ctx: TaskContext, key: str, request: dict) -> None:
+    def _ask(self, ctx: TaskContext, key: str, request: Dict[str, Any]) -> None:
         with self._lock:
             ctx.waiting[key] = request
             record = ctx.task
@@ -216,7 +216,7 @@ class TaskRunner:
             record.updated = self.clock()
         self._changed(record)
 
-    def _wait(self, ctx: TaskContext, timeout: Optional[float]) -> dict:
+    def _wait(self, ctx: TaskContext, timeout: Optional[float]) -> Dict[str, Any]:
         """Show every unanswered question and wait until all are answered (or the task is cancelled)."""
         record = ctx.task
         with self._lock:
@@ -240,7 +240,7 @@ class TaskRunner:
 
     # -- the methods ---------------------------------------------------------------------------------
 
-    def _record(self, params: dict, ctx: Any) -> TaskRecord:
+    def _record(self, params: Dict[str, Any], ctx: Any) -> TaskRecord:
         if not opted_in(ctx):
             raise missing_extension()
         task_id = params.get("taskId")
@@ -252,13 +252,13 @@ class TaskRunner:
                                            f"ttlMs); start the call again")
         return record
 
-    def get(self, params: dict, ctx: Any) -> dict:
+    def get(self, params: Dict[str, Any], ctx: Any) -> Dict[str, Any]:
         """Answer ``tasks/get``: the task, its result or error inlined once it ended."""
         record = self._record(params, ctx)
         with self._lock:
             return record.wire()
 
-    def update(self, params: dict, ctx: Any) -> dict:
+    def update(self, params: Dict[str, Any], ctx: Any) -> Dict[str, Any]:
         """Answer ``tasks/update``: hand the answers to the questions the task waits on.
 
         Keys not outstanding are ignored (extension: "Task Update Requests");
@@ -289,7 +289,7 @@ class TaskRunner:
             self._changed(record)
         return {}
 
-    def cancel(self, params: dict, ctx: Any) -> dict:
+    def cancel(self, params: Dict[str, Any], ctx: Any) -> Dict[str, Any]:
         """Answer ``tasks/cancel``: a running task ends ``cancelled`` now and its tool sees
         ``ctx.cancelled``; an ended task stays as it is (idempotent)."""
         record = self._record(params, ctx)
@@ -366,7 +366,7 @@ def close(server: Any) -> None:
         runner.close()
 
 
-def listen_task_ids(server: Any, task_ids: list, ctx: Any) -> list:
+def listen_task_ids(server: Any, task_ids: List[Any], ctx: Any) -> List[Any]:
     """The task ids a ``subscriptions/listen`` request will hear ``notifications/tasks`` about:
     those it may see (-32021 if it did not declare the extension)."""
     if not opted_in(ctx):
@@ -382,7 +382,7 @@ def listen_task_ids(server: Any, task_ids: list, ctx: Any) -> list:
 # -- the methods, as rows of server.methods.METHODS --------------------------------------------------
 
 
-def call_tool(connection: Any, params: dict, ctx: Context) -> dict:
+def call_tool(connection: Any, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
     """Answer ``tools/call``: as a task when the tool supports it and the request opted in;
     -32021 for a tool that requires a task from a request that did not; else as usual."""
     tool = connection.server.get_tool(params.get("name"))
@@ -406,22 +406,22 @@ def call_tool(connection: Any, params: dict, ctx: Context) -> dict:
     return runner_for(connection.server).start(tool, arguments or {}, ctx)
 
 
-def tasks_get(connection: Any, params: dict, ctx: Any) -> dict:
+def tasks_get(connection: Any, params: Dict[str, Any], ctx: Any) -> Dict[str, Any]:
     """Answer ``tasks/get``."""
     return runner_for(connection.server).get(params, ctx)
 
 
-def tasks_update(connection: Any, params: dict, ctx: Any) -> dict:
+def tasks_update(connection: Any, params: Dict[str, Any], ctx: Any) -> Dict[str, Any]:
     """Answer ``tasks/update``."""
     return runner_for(connection.server).update(params, ctx)
 
 
-def tasks_cancel(connection: Any, params: dict, ctx: Any) -> dict:
+def tasks_cancel(connection: Any, params: Dict[str, Any], ctx: Any) -> Dict[str, Any]:
     """Answer ``tasks/cancel``."""
     return runner_for(connection.server).cancel(params, ctx)
 
 
-def removed(connection: Any, params: dict, ctx: Any) -> dict:
+def removed(connection: Any, params: Dict[str, Any], ctx: Any) -> Dict[str, Any]:
     """``tasks/result`` and ``tasks/list`` (2025-11-25 tasks) are not part of the extension: -32601."""
     raise RPCError(METHOD_NOT_FOUND, f"Method not found: {ctx.method} (the {EXTENSION} extension has none: "
                                      f"tasks/get inlines the result, and tasks are not listed)")

@@ -50,9 +50,9 @@ class TaskRecord:
         self.created = self.updated = created
         self.ttl_ms = ttl_ms
         self.poll_interval_ms = poll_interval_ms
-        self.input_requests: Dict[str, dict] = {}
-        self.result: Optional[dict] = None
-        self.error: Optional[dict] = None
+        self.input_requests: Dict[str, Dict[str, Any]] = {}
+        self.result: Optional[Dict[str, Any]] = None
+        self.error: Optional[Dict[str, Any]] = None
         self.owner = owner
 
     @property
@@ -64,7 +64,7 @@ class TaskRecord:
         """True when the task has ended and its TTL has passed (a running task is never dropped)."""
         return self.terminal and self.ttl_ms is not None and now >= self.created + self.ttl_ms / 1000
 
-    def wire(self) -> dict:
+    def wire(self) -> Dict[str, Any]:
         """The task on the wire: the ``Task`` fields, plus what its status inlines (extension
         ``DetailedTask``: ``inputRequests`` while waiting, ``result`` or ``error`` at the end)."""
         task: Dict[str, Any] = {"taskId": self.task_id, "status": self.status, "createdAt": iso(self.created),

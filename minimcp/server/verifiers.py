@@ -73,7 +73,7 @@ class TokenCache:
             self._entries[token] = (until, decision)
 
 
-def _get_json(session: Any, url: str, timeout: float, what: str) -> dict:
+def _get_json(session: Any, url: str, timeout: float, what: str) -> Dict[str, Any]:
     """GET a JSON object, or raise :class:`VerifierUnavailable` saying what failed."""
     import requests  # late: only a server that checks tokens loads it
 
@@ -349,7 +349,7 @@ class IntrospectionVerifier:
             raise VerifierUnavailable(f"token introspection at {self.endpoint} answered no JSON object")
         return self._decide(body)
 
-    def _decide(self, body: dict) -> Any:
+    def _decide(self, body: Dict[str, Any]) -> Any:
         """A principal for an active token's answer, else the :class:`InvalidToken` to raise."""
         if body.get("active") is not True:
             return InvalidToken("the token is not active (expired, revoked, or never issued)")

@@ -16,7 +16,7 @@ import hashlib
 import socket
 import struct
 import threading
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..logs import get_logger
 from ..protocol import jsonrpc
@@ -128,7 +128,7 @@ class WebSocketServerTransport(Transport):
             raise EOFError
         return data
 
-    def _read_frame(self) -> tuple:
+    def _read_frame(self) -> Tuple[Any, ...]:
         first, second = self._read_exact(2)
         fin, opcode, masked, size = first & 0x80, first & 0x0F, second & 0x80, second & 0x7F
         if size == 126:
@@ -159,7 +159,7 @@ class WebSocketServerTransport(Transport):
 
     def read(self) -> Optional[jsonrpc.Parsed]:
         """The next text message (fragments joined; pings answered); ``None`` when the peer leaves."""
-        parts: list = []
+        parts: List[Any] = []
         try:
             while True:
                 fin, opcode, payload = self._read_frame()
