@@ -96,7 +96,7 @@ class Authorizer(requests.auth.AuthBase):
             token = self._renew(origin, token)
         if token is not None:
             self._attach(request, token)
-        request.register_hook("response", self._on_response)
+        request.register_hook("response", self._on_response)  # type: ignore[no-untyped-call]  # unannotated in types-requests
         return request
 
     def _attach(self, request: "requests.PreparedRequest", token: Token) -> None:
@@ -126,7 +126,7 @@ class Authorizer(requests.auth.AuthBase):
             if response.status_code == 401:
                 nonce = response.headers.get("DPoP-Nonce")
                 if not (error == "use_dpop_nonce" and self._dpop_key is not None
-                        and self._dpop_key.remember_nonce(request.url, nonce)):
+                        and self._dpop_key.remember_nonce(request.url or "", nonce)):
                     if authorizations >= 2:
                         raise AuthError(f"{request.url} still answers 401 after authorization"
                                         f"{': ' + challenge.params['error_description'] if 'error_description' in challenge.params else ''}"

@@ -325,7 +325,7 @@ def probe(auth: Authorizer, url: str) -> Optional[Token]:
 def _port(saved: Optional[Dict[str, Any]]) -> int:
     """The loopback port a stored registration's redirect URI uses (reusing it keeps the registration valid)."""
     for uri in (saved or {}).get("redirect_uris", []):
-        port = urlsplit(uri).port
+        port: Optional[int] = urlsplit(uri).port
         if port:
             return port
     return 0

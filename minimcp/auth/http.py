@@ -52,7 +52,7 @@ def redact_body(body: Any) -> str:
     except ValueError:
         pairs = parse_qsl(body, keep_blank_values=True)
         if not pairs:
-            return body[:500]
+            return str(body[:500])
         return urlencode([(k, "[redacted]" if k in SECRET_FIELDS else v) for k, v in pairs])
     if isinstance(data, dict):
         data = {k: "[redacted]" if k in SECRET_FIELDS else v for k, v in data.items()}

@@ -102,7 +102,8 @@ class FileTokenStore(TokenStore):
             return None
         if not isinstance(record, dict) or record.get("key") != list(key) or not isinstance(record.get("value"), dict):
             return None
-        return record["value"]
+        value: Dict[str, Any] = record["value"]
+        return value
 
     def save(self, key: Key, value: Dict[str, Any]) -> None:
         """Write ``value`` under ``key``: mode 0600 in a 0700 folder."""

@@ -44,7 +44,8 @@ class Token(NamedTuple):
         """A token read back from a store, or ``None`` if the record is not one."""
         if not isinstance(data, dict) or not isinstance(data.get("access_token"), str):
             return None
-        return cls(**{field: data.get(field, cls._field_defaults.get(field)) for field in cls._fields})
+        fields: Dict[str, Any] = {field: data.get(field, cls._field_defaults.get(field)) for field in cls._fields}
+        return cls(**fields)
 
 
 class ClientAuth(NamedTuple):

@@ -117,7 +117,7 @@ def format_block(block: Dict[str, Any]) -> str:
     """Show one content block: text as it is, anything else as a one-line summary."""
     kind = block.get("type")
     if kind == "text":
-        return block.get("text", "")
+        return str(block.get("text", ""))
     if kind in ("image", "audio"):
         return f"[{kind}: {block.get('mimeType', '?')}, {_size(_decoded_size(block.get('data', '')))}]"
     if kind == "resource_link":

@@ -59,7 +59,7 @@ def elicit(handler: Handler, modes: Sequence[str], params: Dict[str, Any]) -> Di
     return result
 
 
-def apply_defaults(schema: Dict[str, Any], content: Optional[Dict[str, Any]]) -> dict:
+def apply_defaults(schema: Dict[str, Any], content: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     """Fill in the schema's ``default`` for fields an elicitation answer left out (2025-11-25)."""
     filled = dict(content or {})
     for name, prop in (schema.get("properties") or {}).items():

@@ -18,7 +18,8 @@ from .. import __version__
 from ..errors import CapabilityError, ProtocolError
 from ..protocol.levels import LOG_LEVELS
 from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSION, PROTOCOL_VERSION, knows
-from ..session import Handler, ProgressCallback, Session
+from ..inflight import ProgressCallback
+from ..session import Handler, Session
 from . import answers, handshake, tasks, wire
 from .results import Completion, Prompt, PromptResult, Resource, ResourceResult, ResourceTemplate, Tool, ToolResult
 from .stateless import Listener, StatelessSide
@@ -119,7 +120,8 @@ class Client:
         answers: Dict[str, Handler] = {"sampling/createMessage": self._answer_sampling,
                                        "elicitation/create": self._answer_elicitation,
                                        "roots/list": self._answer_roots}
-        self.session = Session(transport, answers, {"*": self._notified}, owner=self, timeout=timeout,
+        notified: Dict[str, Callable[..., Any]] = {"*": self._notified}  # "*": (method, params) of each
+        self.session = Session(transport, answers, notified, owner=self, timeout=timeout,
                                trace=trace, name="client",
                                batches=lambda: knows(self.protocol_version or PROTOCOL_VERSION, "batches"))
         self.stateless = StatelessSide(self.session, answers=answers, capabilities=self.capabilities,

@@ -202,7 +202,7 @@ def parse_entry(raw: Any, name: str = "", source: str = "") -> Dict[str, Any]:
     if kind in _REMOTE_TYPES or (kind is None and raw.get("url")):  # no type and a url: Cursor's way
         if not raw.get("url"):
             raise ConfigError(f'{where}: type {kind!r} needs a "url"')
-        entry = {"url": str(raw["url"]), "headers": _strings(raw.get("headers") or {}, "headers", where),
+        entry: Dict[str, Any] = {"url": str(raw["url"]), "headers": _strings(raw.get("headers") or {}, "headers", where),
                  "transport": _REMOTE_TYPES[kind or "http"]}
         oauth = _oauth_settings(raw, where)
         if oauth:

@@ -5,7 +5,8 @@ Like requests' adapters chosen by URL prefix: the target picks the transport
 in-memory), then the handshake (or the 2026-07-28 probe) runs.
 """
 
-from typing import Any, Callable, Dict, Optional, Sequence, Union
+import os
+from typing import Any, Callable, Dict, Optional, Sequence, Union, cast
 
 from .client import Client, check_protocol
 from ..errors import ConnectionClosed, RPCError
@@ -16,7 +17,7 @@ log = get_logger(__name__)
 _URL_SCHEMES = ("http", "https", "ws", "wss")
 
 
-def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Optional[str] = None,
+def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Union[str, "os.PathLike[str]", None] = None,
             env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None,
             on_stderr: Optional[Callable[[str], None]] = None, headers: Optional[Dict[str, str]] = None,
             auth: Any = None, timeout: float = 60.0, client_info: Optional[Dict[str, Any]] = None,
@@ -80,10 +81,11 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Op
 
         entry = find_server(target, config)
         if "command" not in entry:
-            target, headers = entry["url"], {**entry.get("headers", {}), **(headers or {})}
+            url: str = entry["url"]
+            target, headers = url, {**entry.get("headers", {}), **(headers or {})}
             auth = _entry_auth(entry, auth, headers)
-            if entry.get("transport") == "sse" and not target.rstrip("/").endswith("/sse"):
-                return _connect_url(target, "sse", headers, auth, timeout, client_info, trace, handlers)
+            if entry.get("transport") == "sse" and not url.rstrip("/").endswith("/sse"):
+                return _connect_url(url, "sse", headers, auth, timeout, client_info, trace, handlers)
         else:
             target = entry["command"]
             env = {**entry.get("env", {}), **(env or {})}
@@ -101,7 +103,7 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Op
         served = server.serve(server_end)
         transport.on_close = served.session.close
     else:
-        return _connect_url(target, None, headers, auth, timeout, client_info, trace, handlers)
+        return _connect_url(cast(str, target), None, headers, auth, timeout, client_info, trace, handlers)
     return _start(Client(transport, timeout=timeout, client_info=client_info, trace=trace, **handlers))
 
 

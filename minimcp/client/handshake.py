@@ -23,7 +23,7 @@ def introduce(client: Any, timeout: Optional[float]) -> Dict[str, Any]:
     if client.protocol in ("auto", MODERN_VERSION):
         required = client.protocol == MODERN_VERSION
         probe = deadline - time.monotonic()
-        discovered = client.stateless.discover(probe if required else probe / 2, required=required)
+        discovered: Optional[Dict[str, Any]] = client.stateless.discover(probe if required else probe / 2, required=required)
         if discovered is not None:
             meta = wire.field(discovered, "_meta", dict, "the server's answer to server/discover", {})
             _introduced(client, MODERN_VERSION, meta.get(SERVER_INFO_KEY), discovered)
@@ -31,7 +31,7 @@ def introduce(client: Any, timeout: Optional[float]) -> Dict[str, Any]:
             client._relisten()  # list-change callbacks need a listen request in this era
             return discovered
     try:
-        result = client.session.request("initialize", {
+        result: Dict[str, Any] = client.session.request("initialize", {
             "protocolVersion": client.protocol if client.protocol in LEGACY_VERSIONS else PROTOCOL_VERSION,
             "capabilities": client.capabilities(),
             "clientInfo": client.client_info,

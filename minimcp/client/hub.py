@@ -21,7 +21,7 @@ from .config import PathLike, parse_entry
 from ..errors import RPCError, ServerStartError
 from ..protocol.jsonrpc import INVALID_PARAMS
 from ..server.server import Server
-from ..session import ProgressCallback
+from ..inflight import ProgressCallback
 from .results import Tool, ToolResult
 
 #: The longest tool name the LLM APIs take (OpenAI and Anthropic: ``^[a-zA-Z0-9_-]{1,64}$``).

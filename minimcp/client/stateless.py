@@ -13,7 +13,7 @@ refresh the tool list.
 
 import threading
 import time
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, cast
 
 from ..errors import MCPError, ProtocolError, RPCError, Timeout
 from ..http.headers import header_params
@@ -22,7 +22,8 @@ from ..protocol.jsonrpc import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILI
 from ..protocol.stateless import (CACHEABLE, CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, SUBSCRIPTION_KEY,
                                   VERSION_KEY)
 from ..protocol.versions import MODERN_VERSION
-from ..session import ProgressCallback, Session
+from ..inflight import ProgressCallback
+from ..session import Session
 from ..threads import join, start_thread
 from . import wire
 from .results import Tool
@@ -125,7 +126,7 @@ class StatelessSide:
             if required:
                 raise ProtocolError(f"the server supports {versions}, not {MODERN_VERSION}")
             return None
-        return result
+        return cast(Dict[str, Any], result)  # a dict: versions came from it
 
     def _discover_again(self, timeout: Optional[float], required: bool) -> Optional[Dict[str, Any]]:
         if self._probed_twice:
@@ -206,11 +207,12 @@ class StatelessSide:
     def _answer(self, request: Dict[str, Any]) -> Dict[str, Any]:
         """Answer one of an ``input_required`` result's requests with the client's own answers."""
         method, params = request.get("method"), wire.field(request, "params", dict, "an input request", {})
-        answer = self.answers.get(method)
+        answer = self.answers.get(method) if isinstance(method, str) else None
         if answer is None:
             raise ProtocolError(f"the server asked for input of an unknown kind: {method!r}")
         try:
-            return answer(params, None)
+            answered: Dict[str, Any] = answer(params, None)
+            return answered
         except MCPError:
             raise
         except Exception as exc:  # the call fails here, with the cause; the server holds nothing

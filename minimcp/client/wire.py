@@ -57,7 +57,7 @@ def field(raw: Dict[str, Any], key: str, kind: Kind, what: str, default: Any = N
 
 def objects(raw: Dict[str, Any], key: str, what: str) -> List[Any]:
     """``raw[key]``: an array of objects (``[]`` if absent), or a ProtocolError naming the bad item."""
-    items = field(raw, key, list, what, [])
+    items: List[Any] = field(raw, key, list, what, [])
     for index, item in enumerate(items):
         if type(item) is not dict:
             raise ProtocolError(f"{what}: {key}[{index}] must be an object, not {item!r:.120}")
@@ -74,7 +74,7 @@ def result(method: str, value: Any) -> Dict[str, Any]:
 _NUMBER = (int, float)
 _OPTIONAL_STRING = (str, type(None))
 #: notification -> {field: (the types the spec allows, required)}
-_SHAPES = {
+_SHAPES: Dict[str, Dict[str, Tuple[Any, bool]]] = {
     "notifications/message": {"level": (str, True), "logger": (_OPTIONAL_STRING, False)},
     "notifications/progress": {"progressToken": ((str, int), True), "progress": (_NUMBER, True),
                                "total": (_NUMBER + (type(None),), False), "message": (_OPTIONAL_STRING, False)},

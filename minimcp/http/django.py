@@ -37,7 +37,6 @@ def mcp_view(target: Any, **options: Any) -> Callable[..., HttpResponse]:
     """
     app = target if isinstance(target, MCPApp) else target.wsgi_app(**options)
 
-    @csrf_exempt
     def view(request: HttpRequest, subpath: Optional[str] = None) -> HttpResponse:
         environ = dict(request.META)  # a WSGIRequest's META is the WSGI environ
         subpath = subpath or ""
@@ -47,8 +46,9 @@ def mcp_view(target: Any, **options: Any) -> Callable[..., HttpResponse]:
         environ["wsgi.input"] = request  # reads the body through Django's length-limited stream
         return _response(app, environ)
 
-    view.mcp_app = app  # type: ignore[attr-defined]  # for close() at shutdown, and tests
-    return view
+    exempt: Callable[..., HttpResponse] = csrf_exempt(view)  # @csrf_exempt, spelled so the view keeps its type
+    exempt.mcp_app = app  # type: ignore[attr-defined]  # for close() at shutdown, and tests
+    return exempt
 
 
 def mcp_urls(target: Any, **options: Any) -> List[Any]:

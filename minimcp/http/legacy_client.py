@@ -87,7 +87,7 @@ class SSETransport(Transport):
 
     def read(self) -> Optional[jsonrpc.Parsed]:
         """The next message from the stream; ``None`` when it ends."""
-        message = self._inbox.get()
+        message: Optional[jsonrpc.Parsed] = self._inbox.get()
         if message is None:
             self._inbox.put(None)
         return message

@@ -66,7 +66,7 @@ def read_body(environ: Dict[str, Any], max_body: int) -> bytes:
     if length > max_body:
         raise HTTPError(413, f"Payload Too Large: the limit is {max_body} bytes")
     stream = environ["wsgi.input"]
-    body = stream.read(length) if length >= 0 else stream.read(max_body + 1)
+    body: bytes = stream.read(length) if length >= 0 else stream.read(max_body + 1)
     if len(body) > max_body:
         raise HTTPError(413, f"Payload Too Large: the limit is {max_body} bytes")
     return body

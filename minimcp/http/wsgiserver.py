@@ -48,12 +48,12 @@ class _Body:
     def read(self, size: int = -1) -> bytes:
         if size < 0 or size > self.remaining:
             size = self.remaining
-        data = self.rfile.read(size) if size else b""
+        data: bytes = self.rfile.read(size) if size else b""
         self.remaining -= len(data)
         return data
 
     def readline(self, size: int = -1) -> bytes:
-        data = self.rfile.readline(min(size, self.remaining) if size >= 0 else self.remaining)
+        data: bytes = self.rfile.readline(min(size, self.remaining) if size >= 0 else self.remaining)
         self.remaining -= len(data)
         return data
 
@@ -61,14 +61,14 @@ class _Body:
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
-    timeout = 120  # an idle keep-alive connection is closed after this many seconds
+    timeout = 120.0  # an idle keep-alive connection is closed after this many seconds
     server: "WSGIServer"
 
     def setup(self) -> None:
         """Set the connection up; a connection past the cap gets a short timeout (it is refused)."""
         self.refusing = self.server.is_refused(self.request)
         if self.refusing:
-            self.timeout = REFUSE_TIMEOUT
+            self.timeout = REFUSE_TIMEOUT  # type: ignore[misc]  # per connection: setup() reads self.timeout
         super().setup()
 
     def handle_one_request(self) -> None:
@@ -131,7 +131,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _environ(self, body: _Body) -> Dict[str, Any]:
         path, _, query = self.path.partition("?")
-        environ = {
+        environ: Dict[str, Any] = {
             "REQUEST_METHOD": self.command, "SCRIPT_NAME": "", "PATH_INFO": path, "QUERY_STRING": query,
             "SERVER_NAME": self.server.server_address[0], "SERVER_PORT": str(self.server.server_address[1]),
             "SERVER_PROTOCOL": self.request_version, "REMOTE_ADDR": self.client_address[0],

@@ -19,7 +19,8 @@ from ..errors import RPCError
 from ..protocol.jsonrpc import INVALID_PARAMS
 from ..protocol.versions import strip
 from .resources import _CONVERT
-from .schema import is_context, parse_docstring, type_hints
+from .docstrings import parse_docstring
+from .schema import is_context, type_hints
 from ..inflight import RequestContext
 
 class ServerPrompt:

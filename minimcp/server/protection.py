@@ -158,7 +158,7 @@ class ProtectedResource:
         if not authorization_servers:
             raise ValueError("name at least one authorization server (its issuer URL): clients need it "
                              "to get a token")
-        self.verify: Callable[[str], Any] = getattr(verifier, "verify", verifier)
+        self.verify: Callable[[str], Principal] = getattr(verifier, "verify", verifier)
         self.resource = resource
         self.authorization_servers = list(authorization_servers)
         self.scopes_supported = list(scopes_supported)

@@ -31,7 +31,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from .coroutines import finish
 from .content import resource_contents
 from ..errors import RPCError
-from .schema import _lazy_re, is_context, type_hints
+from .docstrings import _lazy_re
+from .schema import is_context, type_hints
 from ..protocol.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND
 from ..protocol.versions import knows, strip
 from ..inflight import RequestContext
@@ -48,7 +49,7 @@ def _parse_bool(text: str) -> bool:
     raise ValueError(f"not a boolean: {text!r}")
 
 
-_CONVERT = {int: int, float: float, bool: _parse_bool, str: str}
+_CONVERT: Dict[Any, Callable[[str], Any]] = {int: int, float: float, bool: _parse_bool, str: str}
 
 
 class ServerResource:

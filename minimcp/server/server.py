@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import ChainMap
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar, Union, overload
 
 from .audience import Audience
 from .connection import ServerConnection
@@ -33,6 +33,9 @@ if TYPE_CHECKING:  # pragma: no cover - loaded when a resource, prompt or comple
     from .resources import ServerResource
 
 __all__ = ["Server", "Context"]
+
+#: A decorated function: the decorators return it unchanged, so its type (for a type checker) is kept too.
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _env_flag(name: str) -> bool:
@@ -109,13 +112,20 @@ class Server:
 
     # -- tools --------------------------------------------------------------------------
 
-    def tool(self, fn: Optional[Callable[..., Any]] = None, **options: Any) -> Any:
+    @overload
+    def tool(self, fn: F) -> F: ...
+
+    @overload
+    def tool(self, fn: None = None, **options: Any) -> Callable[[F], F]: ...
+
+    def tool(self, fn: Optional[F] = None, **options: Any) -> Union[F, Callable[[F], F]]:
         """Register a function as a tool; works bare (``@server.tool``) or called.
 
         The function is returned unchanged, so it can still be called and
-        tested directly. ``options`` are those of :meth:`add_tool`.
+        tested directly (and keeps its type for a type checker). ``options``
+        are those of :meth:`add_tool`.
         """
-        def register(func: Callable[..., Any]) -> Callable[..., Any]:
+        def register(func: F) -> F:
             self.add_tool(func, **options)
             return func
 
@@ -175,7 +185,8 @@ class Server:
 
     # -- resources ----------------------------------------------------------------------
 
-    def resource(self, uri: str, *, complete: Optional[Dict[str, Callable[..., Any]]] = None, **options: Any) -> Callable[..., Any]:
+    def resource(self, uri: str, *, complete: Optional[Dict[str, Callable[..., Any]]] = None,
+                 **options: Any) -> Callable[[F], F]:
         """Register a function as a resource (fixed URI) or a resource template (``{var}`` in it).
 
         Example::
@@ -187,7 +198,7 @@ class Server:
         ``complete`` maps a template variable to a completer (see
         :meth:`completion`); ``options`` are those of :meth:`add_resource`.
         """
-        def register(func: Callable[..., Any]) -> Callable[..., Any]:
+        def register(func: F) -> F:
             self.add_resource(func, uri, **options)
             for argument, completer in (complete or {}).items():
                 self.add_completer(completer, resource=uri, argument=argument)
@@ -264,14 +275,21 @@ class Server:
 
     # -- prompts --------------------------------------------------------------------------
 
-    def prompt(self, fn: Optional[Callable[..., Any]] = None, *, complete: Optional[Dict[str, Callable[..., Any]]] = None,
-               **options: Any) -> Any:
+    @overload
+    def prompt(self, fn: F) -> F: ...
+
+    @overload
+    def prompt(self, fn: None = None, *, complete: Optional[Dict[str, Callable[..., Any]]] = None,
+               **options: Any) -> Callable[[F], F]: ...
+
+    def prompt(self, fn: Optional[F] = None, *, complete: Optional[Dict[str, Callable[..., Any]]] = None,
+               **options: Any) -> Union[F, Callable[[F], F]]:
         """Register a function as a prompt; works bare (``@server.prompt``) or called.
 
         ``complete`` maps an argument name to a completer (see :meth:`completion`);
         ``options`` are those of :meth:`add_prompt`.
         """
-        def register(func: Callable[..., Any]) -> Callable[..., Any]:
+        def register(func: F) -> F:
             prompt = self.add_prompt(func, **options)
             for argument, completer in (complete or {}).items():
                 self.add_completer(completer, prompt=prompt.name, argument=argument)
@@ -318,7 +336,7 @@ class Server:
     # -- completion -------------------------------------------------------------------------
 
     def completion(self, *, prompt: Optional[str] = None, resource: Optional[str] = None,
-                   argument: str) -> Callable[..., Any]:
+                   argument: str) -> Callable[[F], F]:
         """Register a completer for one prompt argument or resource-template variable.
 
         Example::
@@ -332,7 +350,7 @@ class Server:
         returns a list of strings (at most 100 are sent, with ``total`` and
         ``hasMore``) or a ready ``{"values": ..., "total": ..., "hasMore": ...}`` dict.
         """
-        def register(func: Callable[..., Any]) -> Callable[..., Any]:
+        def register(func: F) -> F:
             self.add_completer(func, prompt=prompt, resource=resource, argument=argument)
             return func
 

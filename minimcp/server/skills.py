@@ -73,7 +73,7 @@ def publish_skills(server: Any, folder: str, *, scheme: str = "skill", directory
         ValueError: a ``SKILL.md`` without frontmatter, a name that does not match
             its folder or breaks the naming rules, or a skill past 512 files or 16 MiB.
     """
-    skills = server.__dict__.get("skills") or server.__dict__.setdefault("skills", SkillSet(directory_read))
+    skills: SkillSet = server.__dict__.get("skills") or server.__dict__.setdefault("skills", SkillSet(directory_read))
     for root, dirs, files in os.walk(folder):
         dirs.sort()
         if "SKILL.md" in files:
@@ -123,7 +123,7 @@ def _serve_file(server: Any, uri: str, data: bytes, front: Optional[Dict[str, An
 
 
 def _skills(connection: Any) -> SkillSet:
-    skills = connection.server.__dict__.get("skills")
+    skills: Optional[SkillSet] = connection.server.__dict__.get("skills")
     if skills is None:
         raise RPCError(INVALID_PARAMS, "Invalid params: this server publishes no skills")
     return skills

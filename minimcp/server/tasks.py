@@ -31,7 +31,7 @@ from typing import Any, Callable, Deque, Dict, List, Optional
 
 from ..errors import CapabilityError, RPCError
 from ..logs import get_logger
-from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY
+from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY, Request
 from ..protocol.stateless import TASKS_EXTENSION, InputRequired
 from ..protocol.versions import MODERN_VERSION
 from ..threads import join, start_thread
@@ -72,7 +72,7 @@ class TaskContext(Context):
     __slots__ = ("task", "runner", "waiting")
 
     def __init__(self, ctx: Context, runner: "TaskRunner", record: TaskRecord) -> None:
-        super().__init__(ctx.session, _Request(ctx), None)
+        super().__init__(ctx.session, Request(ctx.request_id, ctx.method, ctx.params), None)  # the creating request's parts
         self.modern, self.answers = ctx.modern, dict(ctx.answers)
         self.task, self.runner = record, runner
         self._cancelled = threading.Event()
@@ -103,13 +103,6 @@ class TaskContext(Context):
         if self._batching:
             return None
         return self.runner._wait(self, timeout)[key]
-
-
-class _Request:
-    """The parts of the creating request a :class:`TaskContext` is made from."""
-
-    def __init__(self, ctx: Context) -> None:
-        self.id, self.method, self.params = ctx.request_id, ctx.method, ctx.params
 
 
 class TaskRunner:
@@ -352,7 +345,7 @@ class _Cancelled(Exception):
 def runner_for(server: Any) -> TaskRunner:
     """The server's task runner (``server.tasks``), made with the defaults on first use; set
     ``server.tasks = TaskRunner(...)`` before serving to choose the store, TTL or limits."""
-    runner = server.__dict__.get("tasks")
+    runner: Optional[TaskRunner] = server.__dict__.get("tasks")
     if runner is None:
         runner = server.__dict__.setdefault("tasks", TaskRunner())
     runner.subscriptions = server.subscriptions
@@ -382,17 +375,22 @@ def listen_task_ids(server: Any, task_ids: List[Any], ctx: Any) -> List[Any]:
 # -- the methods, as rows of server.methods.METHODS --------------------------------------------------
 
 
+def _plain_call(connection: Any, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
+    result: Dict[str, Any] = connection.call_tool(params, ctx)  # the usual tools/call, no task
+    return result
+
+
 def call_tool(connection: Any, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
     """Answer ``tools/call``: as a task when the tool supports it and the request opted in;
     -32021 for a tool that requires a task from a request that did not; else as usual."""
     tool = connection.server.get_tool(params.get("name"))
     support = getattr(tool, "task", None)
     if support is None or ctx.modern is None:
-        return connection.call_tool(params, ctx)
+        return _plain_call(connection, params, ctx)
     if not opted_in(ctx):
         if support == "required":
             raise missing_extension()
-        return connection.call_tool(params, ctx)
+        return _plain_call(connection, params, ctx)
     arguments = params.get("arguments")
     if arguments is not None and type(arguments) is not dict:
         raise RPCError(INVALID_PARAMS, 'tools/call "arguments" must be an object')
@@ -400,7 +398,7 @@ def call_tool(connection: Any, params: Dict[str, Any], ctx: Context) -> Dict[str
         raise RPCError(INVALID_PARAMS, f'Invalid params: tools/call "arguments" nest deeper than {MAX_DEPTH} levels')
     if getattr(tool.fn, "__minimcp_task_later__", False):
         try:
-            return connection.call_tool(params, ctx)  # a plain result if it never starts the task
+            return _plain_call(connection, params, ctx)  # a plain result if it never starts the task
         except StartTask:
             pass
     return runner_for(connection.server).start(tool, arguments or {}, ctx)

@@ -17,12 +17,15 @@ timeout, and no lock is held while it runs.
 
 import threading
 import time
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 from ..logs import get_logger
 from .protection import InvalidToken, Principal, VerifierUnavailable, scope_list
 
 log = get_logger(__name__)
+
+#: What a verifier decided about a token: who it stands for, or why it is refused.
+Decision = Union[Principal, InvalidToken]
 
 
 def _import_jwt() -> Any:
@@ -48,17 +51,17 @@ class TokenCache:
 
     def __init__(self, seconds: float, size: int = 1024) -> None:
         self.seconds, self.size = seconds, size
-        self._entries: Dict[str, Tuple[float, Any]] = {}
+        self._entries: Dict[str, Tuple[float, Decision]] = {}
         self._lock = threading.Lock()
 
-    def get(self, token: str) -> Any:
+    def get(self, token: str) -> Optional[Decision]:
         """The principal (or the :class:`InvalidToken`) remembered for ``token``, else None."""
         entry = self._entries.get(token)
         if entry is None or entry[0] <= time.time():
             return None
         return entry[1]
 
-    def put(self, token: str, decision: Any, expires_at: Optional[float] = None) -> None:
+    def put(self, token: str, decision: Decision, expires_at: Optional[float] = None) -> None:
         """Remember ``decision`` for ``token`` until ``seconds`` from now, or ``expires_at`` if sooner."""
         if self.seconds <= 0:
             return

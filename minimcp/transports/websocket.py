@@ -84,10 +84,10 @@ class WebSocketTransport(Transport):
             except self._errors:
                 pass
         try:
-            self.ws.sock.shutdown(socket.SHUT_RDWR)
+            self.ws.sock.shutdown(socket.SHUT_RDWR)  # type: ignore[union-attr]  # None: AttributeError, caught
         except (AttributeError, OSError):
             pass
-        self.ws.shutdown()
+        self.ws.shutdown()  # type: ignore[no-untyped-call]  # websocket-client leaves it unannotated
 
 
 def accept_key(key: str) -> str:
@@ -123,7 +123,7 @@ class WebSocketServerTransport(Transport):
         self._closed = False
 
     def _read_exact(self, size: int) -> bytes:
-        data = self.rfile.read(size)
+        data: bytes = self.rfile.read(size)
         if len(data) != size:
             raise EOFError
         return data
