@@ -52,10 +52,10 @@ class Authorizer(requests.auth.AuthBase):
 
     def __init__(self, *, scopes: Optional[List[str]] = None, store: Optional[TokenStore] = None,
                  dpop: Optional[bool] = None, http_timeout: float = 30.0) -> None:
-        self.scopes = list(scopes) if scopes else None
+        self.scopes: Optional[List[str]] = list(scopes) if scopes else None
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
         self.dpop = dpop
-        self.http = AuthHTTP(http_timeout)
+        self.http: AuthHTTP = AuthHTTP(http_timeout)
         self._lock = threading.RLock()  # one discovery and one flow at a time; requests go on meanwhile
         self._tokens: Dict[str, Token] = {}      # origin -> the token for the resource there
         self._servers: Dict[str, str] = {}       # origin -> the MCP server URL first seen there

@@ -68,9 +68,13 @@ class OAuth(Authorizer):
                  callback_port: Optional[int] = None, interactive: bool = True) -> None:
         super().__init__(scopes=scopes, store=store if store is not None else FileTokenStore(), dpop=dpop,
                          http_timeout=http_timeout)
-        self.settings = ClientSettings(client_id, client_secret, issuer, client_metadata_url, client_name)
-        self.headless, self.browser, self.redirect_uri, self.timeout = headless, browser, redirect_uri, timeout
-        self.callback_port, self.interactive = callback_port, interactive
+        self.settings: ClientSettings = ClientSettings(client_id, client_secret, issuer, client_metadata_url, client_name)
+        self.headless: bool = headless
+        self.browser = browser
+        self.redirect_uri: Optional[str] = redirect_uri
+        self.timeout: float = timeout
+        self.callback_port = callback_port
+        self.interactive: bool = interactive
         self._clients: Dict[str, ClientAuth] = {}
 
     def configure(self, settings: Optional[Dict[str, Any]]) -> "OAuth":
@@ -207,8 +211,10 @@ class ClientCredentials(Authorizer):
         super().__init__(scopes=scopes, store=store, dpop=dpop, http_timeout=http_timeout)
         if client_secret is None and private_key is None:
             raise ValueError("ClientCredentials needs client_secret= or private_key=")
-        self.client_id, self.client_secret = client_id, client_secret
-        self.private_key, self.signing_algorithm = private_key, signing_algorithm
+        self.client_id: str = client_id
+        self.client_secret: Optional[str] = client_secret
+        self.private_key = private_key
+        self.signing_algorithm: str = signing_algorithm
 
     def client_for(self, metadata: Dict[str, Any]) -> Optional[ClientAuth]:
         """This service's identity, with the auth method the server lists."""
@@ -236,7 +242,8 @@ class JWTBearer(Authorizer):
                  scopes: Optional[List[str]] = None, store: Optional[TokenStore] = None,
                  dpop: Optional[bool] = None, http_timeout: float = 30.0) -> None:
         super().__init__(scopes=scopes, store=store, dpop=dpop, http_timeout=http_timeout)
-        self.assertion, self.client_id = assertion, client_id
+        self.assertion = assertion
+        self.client_id: Optional[str] = client_id
 
     def obtain(self, grant: Grant) -> Token:
         """A token for the workload's JWT."""
@@ -262,9 +269,12 @@ class EnterpriseAuth(Authorizer):
                  idp_client_secret: Optional[str] = None, scopes: Optional[List[str]] = None,
                  store: Optional[TokenStore] = None, http_timeout: float = 30.0) -> None:
         super().__init__(scopes=scopes, store=store, http_timeout=http_timeout)
-        self.id_token, self.idp_token_endpoint = id_token, idp_token_endpoint
-        self.client_id, self.client_secret = client_id, client_secret
-        self.idp_client_id, self.idp_client_secret = idp_client_id, idp_client_secret
+        self.id_token = id_token
+        self.idp_token_endpoint: str = idp_token_endpoint
+        self.client_id: str = client_id
+        self.client_secret: Optional[str] = client_secret
+        self.idp_client_id: Optional[str] = idp_client_id
+        self.idp_client_secret = idp_client_secret
 
     def obtain(self, grant: Grant) -> Token:
         """Exchange the ID token for an ID-JAG, then the ID-JAG for a token."""

@@ -26,9 +26,13 @@ class ClientSettings:
     def __init__(self, client_id: Optional[str] = None, client_secret: Optional[str] = None,
                  issuer: Optional[str] = None, client_metadata_url: Optional[str] = None,
                  client_name: str = "minimcp", private_key: Any = None, signing_algorithm: str = "RS256") -> None:
-        self.client_id, self.client_secret, self.issuer = client_id, client_secret, issuer
-        self.client_metadata_url, self.client_name = client_metadata_url, client_name
-        self.private_key, self.signing_algorithm = private_key, signing_algorithm
+        self.client_id: Optional[str] = client_id
+        self.client_secret = client_secret
+        self.issuer = issuer
+        self.client_metadata_url: Optional[str] = client_metadata_url
+        self.client_name: str = client_name
+        self.private_key = private_key
+        self.signing_algorithm: str = signing_algorithm
 
 
 def identify(http: AuthHTTP, metadata: Dict[str, Any], settings: ClientSettings, store: TokenStore,

@@ -87,7 +87,7 @@ class FileTokenStore(TokenStore):
     """
 
     def __init__(self, folder: Optional[str] = None) -> None:
-        self.folder = folder or default_folder()
+        self.folder: str = folder or default_folder()
 
     def _path(self, key: Key) -> str:
         digest = hashlib.sha256("\0".join(key).encode()).hexdigest()[:32]

@@ -204,7 +204,7 @@ class ProgressBar:
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
-        self.enabled = stream.isatty()
+        self.enabled: bool = stream.isatty()
         self._lock = threading.Lock()
         self._drawn = self._done = False
 

@@ -12,7 +12,7 @@ each run on a worker thread, never on the reader.
 """
 
 import os
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .. import __version__
 from ..errors import CapabilityError, ProtocolError
@@ -105,26 +105,30 @@ class Client:
                  on_prompts_changed: Optional[Callable[[], Any]] = None,
                  on_resource_updated: Optional[Callable[[str], Any]] = None,
                  on_notification: Optional[Callable[[str, Dict[str, Any]], Any]] = None, protocol: str = "auto") -> None:
-        self.protocol = check_protocol(protocol)
+        self.protocol: str = check_protocol(protocol)
         if trace is None:
             trace = os.environ.get("MINIMCP_TRACE", "") not in ("", "0", "false", "no")
-        self.client_info = client_info or {"name": "minimcp", "version": __version__}
+        self.client_info: Dict[str, Any] = client_info or {"name": "minimcp", "version": __version__}
         self.sampling_handler = sampling_handler
         self.sampling_tools = sampling_tools
         self.elicitation_handler = elicitation_handler
-        self.elicitation_modes = tuple(elicitation_modes)
+        self.elicitation_modes: Tuple[str, ...] = tuple(elicitation_modes)
         self.roots = roots
-        self.on_log, self.on_progress, self.on_notification = on_log, on_progress, on_notification
-        self.on_tools_changed, self.on_resources_changed = on_tools_changed, on_resources_changed
-        self.on_prompts_changed, self.on_resource_updated = on_prompts_changed, on_resource_updated
+        self.on_log = on_log
+        self.on_progress = on_progress
+        self.on_notification = on_notification
+        self.on_tools_changed = on_tools_changed
+        self.on_resources_changed = on_resources_changed
+        self.on_prompts_changed = on_prompts_changed
+        self.on_resource_updated = on_resource_updated
         answers: Dict[str, Handler] = {"sampling/createMessage": self._answer_sampling,
                                        "elicitation/create": self._answer_elicitation,
                                        "roots/list": self._answer_roots}
         notified: Dict[str, Callable[..., Any]] = {"*": self._notified}  # "*": (method, params) of each
-        self.session = Session(transport, answers, notified, owner=self, timeout=timeout,
+        self.session: Session = Session(transport, answers, notified, owner=self, timeout=timeout,
                                trace=trace, name="client",
                                batches=lambda: knows(self.protocol_version or PROTOCOL_VERSION, "batches"))
-        self.stateless = StatelessSide(self.session, answers=answers, capabilities=self.capabilities,
+        self.stateless: StatelessSide = StatelessSide(self.session, answers=answers, capabilities=self.capabilities,
                                        client_info=self.client_info, refresh_tools=self.list_tools)
         self.protocol_version: Optional[str] = None
         self.server_info: Dict[str, Any] = {}

@@ -95,7 +95,10 @@ class Change:
     """An install worked out but not yet written: the file, its text before and after."""
 
     def __init__(self, path: str, before: Optional[str], after: str, replaced: bool) -> None:
-        self.path, self.before, self.after, self.replaced = path, before, after, replaced
+        self.path: str = path
+        self.before: Optional[str] = before
+        self.after = after
+        self.replaced: bool = replaced
 
     @property
     def unchanged(self) -> bool:

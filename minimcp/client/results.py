@@ -28,7 +28,7 @@ class Tool:
 
     def __init__(self, raw: Dict[str, Any]) -> None:
         what = "a tool in tools/list"
-        self.raw = obj(raw, what)
+        self.raw: Dict[str, Any] = obj(raw, what)
         self.name: str = field(raw, "name", str, what, "")
         self.title: Optional[str] = field(raw, "title", str, what)
         self.description: Optional[str] = field(raw, "description", str, what)
@@ -56,7 +56,7 @@ class ToolResult:
 
     def __init__(self, raw: Dict[str, Any]) -> None:
         what = "the server's answer to tools/call"
-        self.raw = obj(raw, what)
+        self.raw: Dict[str, Any] = obj(raw, what)
         self.content: List[Dict[str, Any]] = objects(raw, "content", what)
         for block in self.content:
             if block.get("type") == "text":
@@ -95,7 +95,7 @@ class Resource(_Raw):
 
     def __init__(self, raw: Dict[str, Any]) -> None:
         what = "a resource in resources/list"
-        self.raw = obj(raw, what)
+        self.raw: Dict[str, Any] = obj(raw, what)
         self.uri: str = field(raw, "uri", str, what, "")
         self.name: str = field(raw, "name", str, what, "")
         self.title: Optional[str] = field(raw, "title", str, what)
@@ -112,7 +112,7 @@ class ResourceTemplate(_Raw):
 
     def __init__(self, raw: Dict[str, Any]) -> None:
         what = "a template in resources/templates/list"
-        self.raw = obj(raw, what)
+        self.raw: Dict[str, Any] = obj(raw, what)
         self.uri_template: str = field(raw, "uriTemplate", str, what, "")
         self.name: str = field(raw, "name", str, what, "")
         self.title: Optional[str] = field(raw, "title", str, what)
@@ -134,7 +134,7 @@ class ResourceResult(_Raw):
 
     def __init__(self, raw: Dict[str, Any]) -> None:
         what = "the server's answer to resources/read"
-        self.raw = obj(raw, what)
+        self.raw: Dict[str, Any] = obj(raw, what)
         self.contents: List[Dict[str, Any]] = objects(raw, "contents", what)
         for entry in self.contents:
             field(entry, "text", str, f"{what}: an entry")
@@ -170,7 +170,7 @@ class Prompt(_Raw):
 
     def __init__(self, raw: Dict[str, Any]) -> None:
         what = "a prompt in prompts/list"
-        self.raw = obj(raw, what)
+        self.raw: Dict[str, Any] = obj(raw, what)
         self.name: str = field(raw, "name", str, what, "")
         self.title: Optional[str] = field(raw, "title", str, what)
         self.description: Optional[str] = field(raw, "description", str, what)
@@ -185,7 +185,7 @@ class PromptResult(_Raw):
 
     def __init__(self, raw: Dict[str, Any]) -> None:
         what = "the server's answer to prompts/get"
-        self.raw = obj(raw, what)
+        self.raw: Dict[str, Any] = obj(raw, what)
         self.description: Optional[str] = field(raw, "description", str, what)
         self.messages: List[Dict[str, Any]] = objects(raw, "messages", what)
 
@@ -198,7 +198,7 @@ class Completion(_Raw):
 
     def __init__(self, raw: Dict[str, Any]) -> None:
         what = "the server's answer to completion/complete"
-        self.raw = obj(raw, what)
+        self.raw: Dict[str, Any] = obj(raw, what)
         completion = field(raw, "completion", dict, what, {})
         self.values: List[str] = field(completion, "values", list, f"{what}: completion", [])
         if not all(isinstance(value, str) for value in self.values):

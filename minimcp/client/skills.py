@@ -39,7 +39,7 @@ class Skill:
 
     def __init__(self, entry: Dict[str, Any]) -> None:
         what = "a skill entry"
-        self.entry = wire.obj(entry, what)
+        self.entry: Dict[str, Any] = wire.obj(entry, what)
         self.uri: str = wire.field(entry, "uri", str, what)
         self.frontmatter: Dict[str, Any] = wire.field(entry, "frontmatter", dict, what, {})
         if self.uri is None:
@@ -73,7 +73,9 @@ class LoadedSkill:
     """A skill whose ``SKILL.md`` was read and verified; its other files are read on demand."""
 
     def __init__(self, client: "Client", skill: Skill, text: str) -> None:
-        self.client, self.skill, self.text = client, skill, text
+        self.client: Client = client
+        self.skill: Skill = skill
+        self.text: str = text
 
     def read(self, path: str) -> bytes:
         """A supporting file (``references/x.md``, relative to the skill, or a full URI), verified.

@@ -66,7 +66,7 @@ class StatelessSide:
         self.client_info = client_info
         self.refresh_tools = refresh_tools
         #: True once the server and client agreed on 2026-07-28.
-        self.active = False
+        self.active: bool = False
         #: The level every request asks for (``logging/setLevel`` is gone), or None for the server's default.
         self.log_level: Optional[str] = None
         #: The resource URIs the listen request subscribes to.
@@ -281,10 +281,11 @@ class Listener:
     """
 
     def __init__(self, session: Session, filters: Dict[str, Any]) -> None:
-        self.session, self.filters = session, filters
+        self.session: Session = session
+        self.filters: Dict[str, Any] = filters
         self.acknowledged: Optional[Dict[str, Any]] = None
         self.ready = threading.Event()
-        self.request_id = session.new_request_id()
+        self.request_id: int = session.new_request_id()
         self._params: Dict[str, Any] = {}
         self._thread: Optional[threading.Thread] = None
 

@@ -60,9 +60,9 @@ class TaskHandle:
         self.client = client
         self.task_id = task_id
         self.task: Dict[str, Any] = {}
-        self.status = "working"
+        self.status: str = "working"
         self.status_message: Optional[str] = None
-        self.poll_interval = 0.1
+        self.poll_interval: float = 0.1
         self._answered: Set[Any] = set()  # input request keys answered already (the server may show them again)
         self._stop = threading.Event()
         if task is not None:
@@ -81,7 +81,8 @@ class TaskHandle:
         status = wire.field(task, "status", str, what)
         if status not in STATUSES:
             raise ProtocolError(f"{what} has an unknown status {status!r}")
-        self.task, self.status = task, status
+        self.task = task
+        self.status = status
         self.status_message = wire.field(task, "statusMessage", str, what)
         interval = wire.field(task, "pollIntervalMs", int, what)
         if interval is not None and interval > 0:

@@ -29,7 +29,9 @@ class HTTPError(Exception):
     def __init__(self, status: int, message: str, code: int = jsonrpc.INVALID_REQUEST,
                  headers: Optional[List[Tuple[str, str]]] = None) -> None:
         super().__init__(message)
-        self.status, self.code, self.headers = status, code, headers or []
+        self.status: int = status
+        self.code = code
+        self.headers: List[Tuple[str, str]] = headers or []
 
 
 def session_not_found(what_to_do: str) -> HTTPError:

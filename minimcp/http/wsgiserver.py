@@ -254,7 +254,7 @@ class WSGIServer(socketserver.ThreadingMixIn, HTTPServer):
             raise ValueError("max_connections must be at least 1")
         self.app = app
         #: path -> minimcp Server, served over WebSocket at that path
-        self.websockets = dict(websockets or {})
+        self.websockets: Dict[str, Any] = dict(websockets or {})
         self.max_connections = max_connections
         self.stopping = threading.Event()
         self._connections: Dict[threading.Thread, socket.socket] = {}
@@ -389,8 +389,8 @@ class BackgroundServer:
 
     def __init__(self, app: Callable[..., Any], host: str = "127.0.0.1", port: int = 0,
                  websockets: Optional[Dict[str, Any]] = None, max_connections: int = MAX_CONNECTIONS) -> None:
-        self.httpd = WSGIServer((host, port), app, websockets, max_connections)
-        self.url = f"http://{host}:{self.httpd.server_address[1]}"
+        self.httpd: WSGIServer = WSGIServer((host, port), app, websockets, max_connections)
+        self.url: str = f"http://{host}:{self.httpd.server_address[1]}"
         self._thread: Optional[threading.Thread] = None
 
     def start(self) -> "BackgroundServer":

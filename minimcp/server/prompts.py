@@ -33,7 +33,7 @@ class ServerPrompt:
                  description: Optional[str] = None, icons: Optional[List[Dict[str, Any]]] = None,
                  meta: Optional[Dict[str, Any]] = None) -> None:
         self.fn = fn
-        self.name = name or fn.__name__
+        self.name: str = name or fn.__name__
         hints = type_hints(fn)  # as written, on every Python (3.9/3.10 add Optional[] for a None default)
         code = fn.__code__
         names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]

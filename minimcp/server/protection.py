@@ -75,13 +75,13 @@ class Principal:
     def __init__(self, subject: str, scopes: Iterable[str] = (), *, client_id: Optional[str] = None,
                  issuer: Optional[str] = None, audience: Iterable[str] = (), expires_at: Optional[float] = None,
                  claims: Optional[Dict[str, Any]] = None) -> None:
-        self.subject = subject
-        self.scopes = frozenset(scopes)
-        self.client_id = client_id
-        self.issuer = issuer
-        self.audience = tuple(audience)
-        self.expires_at = expires_at
-        self.claims = claims or {}
+        self.subject: str = subject
+        self.scopes: FrozenSet[str] = frozenset(scopes)
+        self.client_id: Optional[str] = client_id
+        self.issuer: Optional[str] = issuer
+        self.audience: Tuple[str, ...] = tuple(audience)
+        self.expires_at: Optional[float] = expires_at
+        self.claims: Dict[str, Any] = claims or {}
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Principal) and other.subject == self.subject
@@ -160,15 +160,15 @@ class ProtectedResource:
                              "to get a token")
         self.verify: Callable[[str], Principal] = getattr(verifier, "verify", verifier)
         self.resource = resource
-        self.authorization_servers = list(authorization_servers)
-        self.scopes_supported = list(scopes_supported)
-        self.required_scopes = tuple(required_scopes)
+        self.authorization_servers: List[str] = list(authorization_servers)
+        self.scopes_supported: List[str] = list(scopes_supported)
+        self.required_scopes: Tuple[str, ...] = tuple(required_scopes)
         self.check_audience = check_audience
         parts = urlsplit(resource)
         path = parts.path.rstrip("/")
         #: Where the metadata is served: the RFC 9728 path-based URL first, then the root one.
         self.metadata_paths = (WELL_KNOWN + path, WELL_KNOWN) if path else (WELL_KNOWN,)
-        self.metadata_url = f"{parts.scheme}://{parts.netloc}{self.metadata_paths[0]}"
+        self.metadata_url: str = f"{parts.scheme}://{parts.netloc}{self.metadata_paths[0]}"
         document: Dict[str, Any] = {"resource": resource, "authorization_servers": self.authorization_servers,
                                     "bearer_methods_supported": ["header"]}
         if self.scopes_supported:
@@ -177,7 +177,7 @@ class ProtectedResource:
             document["resource_name"] = resource_name
         if resource_documentation:
             document["resource_documentation"] = resource_documentation
-        self.metadata_body = json.dumps(document).encode()
+        self.metadata_body: bytes = json.dumps(document).encode()
         self._audience = canonical(resource)
 
     def __repr__(self) -> str:

@@ -72,14 +72,15 @@ class ServerResource:
         self.fn = fn
         self.uri = uri
         #: Cache hints for 2026-07-28 reads (``ttl_ms`` None: the server's ``cache_ttl_ms``).
-        self.ttl_ms, self.cache_scope = ttl_ms, cache_scope
+        self.ttl_ms: Optional[int] = ttl_ms
+        self.cache_scope: str = cache_scope
         self.mime_type = mime_type
-        self.variables = [m.group(2) for m in _VARIABLE.finditer(uri)]
-        self.is_template = bool(self.variables)
+        self.variables: List[Any] = [m.group(2) for m in _VARIABLE.finditer(uri)]
+        self.is_template: bool = bool(self.variables)
         hints = type_hints(fn, include_extras=False)  # as written, on every Python
         code = fn.__code__
         params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
-        self.context_param = next((p for p in params if p == "ctx" or is_context(hints.get(p), (RequestContext,))),
+        self.context_param: Optional[str] = next((p for p in params if p == "ctx" or is_context(hints.get(p), (RequestContext,))),
                                   None)
         missing = [v for v in self.variables if v not in params]
         if missing:

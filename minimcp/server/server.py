@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import ChainMap
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar, Union, overload
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, TypeVar, Union, overload
 
 from .audience import Audience
 from .connection import ServerConnection
@@ -88,15 +88,16 @@ class Server:
         self.title = title
         self.page_size = page_size
         self.log_level = log_level
-        self.log_bridge = LogBridge(enabled=log_bridge)
+        self.log_bridge: LogBridge = LogBridge(enabled=log_bridge)
         self.max_workers = max_workers
         self.timeout = timeout
-        self.trace = _env_flag("MINIMCP_TRACE") if trace is None else trace
-        self.cache_ttl_ms, self.cache_scope = cache_ttl_ms, cache_scope
-        self.state_signer = StateSigner(state_secret)
+        self.trace: bool = _env_flag("MINIMCP_TRACE") if trace is None else trace
+        self.cache_ttl_ms: int = cache_ttl_ms
+        self.cache_scope: str = cache_scope
+        self.state_signer: StateSigner = StateSigner(state_secret)
         self._audience = Audience()
         #: The open 2026-07-28 subscriptions/listen requests, of every connection.
-        self.subscriptions = self._audience.subscriptions
+        self.subscriptions: Set[Any] = self._audience.subscriptions
         #: Called with the ServerConnection when a client says its roots changed.
         self.on_roots_changed: Optional[Callable[[ServerConnection], None]] = None
         self._tools: Dict[str, ServerTool] = {}

@@ -27,7 +27,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from typing import Any, Callable, Deque, Dict, List, Optional
+from typing import Any, Callable, Deque, Dict, List, Optional, Union
 
 from ..errors import CapabilityError, RPCError
 from ..logs import get_logger
@@ -74,7 +74,8 @@ class TaskContext(Context):
     def __init__(self, ctx: Context, runner: "TaskRunner", record: TaskRecord) -> None:
         super().__init__(ctx.session, Request(ctx.request_id, ctx.method, ctx.params), None)  # the creating request's parts
         self.modern, self.answers = ctx.modern, dict(ctx.answers)
-        self.task, self.runner = record, runner
+        self.task: TaskRecord = record
+        self.runner: TaskRunner = runner
         self._cancelled = threading.Event()
         #: key -> the request still unanswered (its answer lands in ``answers``)
         self.waiting: Dict[str, Dict[str, Any]] = {}
@@ -119,8 +120,10 @@ class TaskRunner:
     def __init__(self, store: Optional[TaskStore] = None, *, ttl_ms: Optional[int] = 3600000,
                  poll_interval_ms: int = 100, max_running: int = 16, clock: Callable[[], float] = time.time) -> None:
         self.clock = clock
-        self.store = store if store is not None else MemoryTaskStore(clock=clock)
-        self.ttl_ms, self.poll_interval_ms, self.max_running = ttl_ms, poll_interval_ms, max_running
+        self.store: Union[TaskStore, MemoryTaskStore] = store if store is not None else MemoryTaskStore(clock=clock)
+        self.ttl_ms: Optional[int] = ttl_ms
+        self.poll_interval_ms: int = poll_interval_ms
+        self.max_running = max_running
         self._live: Dict[str, TaskContext] = {}  # task id -> the context of a task not yet ended
         self._queue: Deque[Any] = deque()
         self._threads: List[Any] = []

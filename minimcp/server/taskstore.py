@@ -44,12 +44,13 @@ class TaskRecord:
 
     def __init__(self, task_id: str, created: float, ttl_ms: Optional[int], poll_interval_ms: int,
                  owner: Any = None) -> None:
-        self.task_id = task_id
-        self.status = "working"
+        self.task_id: str = task_id
+        self.status: str = "working"
         self.status_message: Optional[str] = None
-        self.created = self.updated = created
-        self.ttl_ms = ttl_ms
-        self.poll_interval_ms = poll_interval_ms
+        self.created: float = created
+        self.updated: float = created
+        self.ttl_ms: Optional[int] = ttl_ms
+        self.poll_interval_ms: int = poll_interval_ms
         self.input_requests: Dict[str, Dict[str, Any]] = {}
         self.result: Optional[Dict[str, Any]] = None
         self.error: Optional[Dict[str, Any]] = None

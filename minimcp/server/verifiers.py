@@ -17,7 +17,7 @@ timeout, and no lock is held while it runs.
 
 import threading
 import time
-from typing import Any, Dict, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..logs import get_logger
 from .protection import InvalidToken, Principal, VerifierUnavailable, scope_list
@@ -50,7 +50,8 @@ class TokenCache:
     """
 
     def __init__(self, seconds: float, size: int = 1024) -> None:
-        self.seconds, self.size = seconds, size
+        self.seconds: float = seconds
+        self.size: int = size
         self._entries: Dict[str, Tuple[float, Decision]] = {}
         self._lock = threading.Lock()
 
@@ -207,12 +208,18 @@ class JWTVerifier:
                  timeout: float = 5.0, refetch_interval: float = 60.0, jwks_ttl: float = 3600.0,
                  failure_backoff: float = 5.0, cache_seconds: float = 300.0, session: Any = None) -> None:
         self.jwt = _import_jwt()  # fail at configuration time, naming the extra
-        self.issuer, self.audience, self.jwks_uri = issuer, audience, jwks_uri
-        self.algorithms = [a for a in algorithms if a != "none" and not a.startswith("HS")]
-        self.leeway, self.timeout, self.session = leeway, timeout, session
-        self.refetch_interval, self.jwks_ttl, self.failure_backoff = refetch_interval, jwks_ttl, failure_backoff
-        self.cache = TokenCache(cache_seconds)
-        self.keys = _KeySet(self)
+        self.issuer: str = issuer
+        self.audience = audience
+        self.jwks_uri = jwks_uri
+        self.algorithms: List[str] = [a for a in algorithms if a != "none" and not a.startswith("HS")]
+        self.leeway: float = leeway
+        self.timeout = timeout
+        self.session = session
+        self.refetch_interval: float = refetch_interval
+        self.jwks_ttl = jwks_ttl
+        self.failure_backoff = failure_backoff
+        self.cache: TokenCache = TokenCache(cache_seconds)
+        self.keys: _KeySet = _KeySet(self)
 
     def __repr__(self) -> str:
         return f"<JWTVerifier issuer={self.issuer} audience={self.audience}>"
@@ -305,10 +312,15 @@ class IntrospectionVerifier:
                  cache_seconds: float = 30.0, session: Any = None) -> None:
         import requests  # late: only a server that checks tokens loads it
 
-        self.endpoint, self.client_id, self._secret = endpoint, client_id, client_secret
-        self.audience, self.issuer, self.auth_method, self.timeout = audience, issuer, auth_method, timeout
+        self.endpoint: str = endpoint
+        self.client_id = client_id
+        self._secret = client_secret
+        self.audience: Optional[str] = audience
+        self.issuer = issuer
+        self.auth_method: str = auth_method
+        self.timeout: float = timeout
         self.session = session or requests.Session()
-        self.cache = TokenCache(cache_seconds)
+        self.cache: TokenCache = TokenCache(cache_seconds)
 
     def __repr__(self) -> str:
         return f"<IntrospectionVerifier {self.endpoint} as {self.client_id}>"

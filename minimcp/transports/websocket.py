@@ -117,7 +117,8 @@ class WebSocketServerTransport(Transport):
     """
 
     def __init__(self, rfile: Any, wfile: Any, max_message: int = 16 * 1024 * 1024) -> None:
-        self.rfile, self.wfile = rfile, wfile
+        self.rfile = rfile
+        self.wfile = wfile
         self.max_message = max_message
         self._write_lock = threading.Lock()
         self._closed = False
