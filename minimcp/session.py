@@ -257,7 +257,7 @@ class Session(Outbound):
 
     def _on_response(self, response: Any) -> None:
         # Callbacks of notifications sent before this answer may not have run: then the caller
-        # waits for them (_wait). The future completes here, so an EOF right behind cannot fail it.
+        # waits for them (_wait). The request completes here, so an EOF right behind cannot fail it.
         dispatcher = self._dispatcher
         mark = dispatcher.queued
         if not self._outgoing.resolve(response, None if mark == dispatcher.ran else mark):
