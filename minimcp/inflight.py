@@ -15,13 +15,28 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .errors import ConnectionClosed, RPCError
 from .protocol.jsonrpc import Request, Response
 
-#: ``callback(progress, total, message)`` for ``notifications/progress`` about a request.
-ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Tuple
+
+    #: ``callback(progress, total, message)`` for ``notifications/progress`` about a request.
+    ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
+
+
+def __getattr__(name: str) -> Any:
+    """``ProgressCallback``, made when first asked for at run time (it needs ``typing``, which a
+    stdio server otherwise never imports)."""
+    if name != "ProgressCallback":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from typing import Callable, Optional
+
+    global ProgressCallback
+    ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
+    return ProgressCallback
 
 _event_lock = threading.Lock()
 

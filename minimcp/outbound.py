@@ -11,14 +11,16 @@ is in ``session.py``: the reader resolves what waits here.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Optional
 
 from .errors import ConnectionClosed, Timeout
-from .inflight import NoAnswer, Outgoing, ProgressCallback, _Pending, with_progress_token
+from .inflight import NoAnswer, Outgoing, _Pending, with_progress_token
 from .logs import trace
 from .protocol.jsonrpc import Notification, Request
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Optional
+    from .inflight import ProgressCallback
     from .threads import Dispatcher
 
 

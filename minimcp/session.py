@@ -18,22 +18,43 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable, Dict, Iterable, Optional
 
 from .logs import get_logger, trace
 from .protocol import jsonrpc
 from .errors import ConnectionClosed, RPCError
 from .protocol.jsonrpc import ErrorResponse, Malformed, Notification, Request, Response
-from .inflight import Batch, Incoming, Outgoing, ProgressCallback, RequestContext  # noqa: F401 (ProgressCallback: re-exported)
+from .inflight import Batch, Incoming, Outgoing, RequestContext
 from .outbound import Outbound
 from .threads import Dispatcher, Readers, WorkerPool, join, read_all, start_thread
 from .transports import Failed
 
 log = get_logger(__name__)
 
-#: A request handler: gets the request's params (``{}`` when absent) and its
-#: context, returns the result dict or raises (``RPCError`` for a chosen code).
-Handler = Callable[[dict, "RequestContext"], Any]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterable, Optional
+
+    from .inflight import ProgressCallback  # noqa: F401 (re-exported)
+
+    #: A request handler: gets the request's params (``{}`` when absent) and its
+    #: context, returns the result dict or raises (``RPCError`` for a chosen code).
+    Handler = Callable[[dict, RequestContext], Any]
+
+
+def __getattr__(name: str) -> Any:
+    """``Handler`` and ``ProgressCallback``, made when first asked for at run time (they need
+    ``typing``, which a stdio server otherwise never imports)."""
+    if name == "ProgressCallback":
+        from . import inflight
+
+        return inflight.ProgressCallback
+    if name != "Handler":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from typing import Any, Callable
+
+    global Handler
+    Handler = Callable[[dict, RequestContext], Any]
+    return Handler
 
 #: Seconds the handlers cancelled at close get, in all, to return before they are left
 #: behind (daemon threads): one that ignores ``ctx.cancelled`` must not keep the process alive.

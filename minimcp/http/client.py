@@ -20,16 +20,14 @@ import socket
 import threading
 from typing import Any, Callable, Dict, Iterator, Optional, Set
 
-from urllib.parse import urlsplit
-
 import requests
 import sseclient
-import urllib3
 
 from ..logs import get_logger
 from ..protocol import jsonrpc
 from ..protocol.stateless import MRTR_METHODS, modern_version
 from ..protocol.versions import MODERN_VERSION
+from .direct import DirectPost
 from .headers import encode_header_value
 from ..errors import ConnectionClosed
 from ..protocol.jsonrpc import HTTP_ERROR, ErrorResponse, Request
@@ -96,11 +94,7 @@ class StreamableHTTPTransport(Transport):
         if auth is None:
             self.http.auth = requests.utils.get_netrc_auth(url)
         self.http.trust_env = False
-        self._adapter = adapter
-        parts = urlsplit(url)
-        # The pool for _post_direct(): plain http only (requests keeps TLS, with its CA settings).
-        self._pool = adapter.poolmanager.connection_from_url(url) if parts.scheme == "http" else None
-        self._path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        self._direct = DirectPost(self.http, adapter, url)
         #: Set from the server's answer to initialize.
         self.session_id: Optional[str] = None
         self.protocol_version: Optional[str] = None
@@ -232,37 +226,16 @@ class StreamableHTTPTransport(Transport):
         extra = {"Content-Type": "application/json", **self._modern_headers(message)}
         headers = self._headers(extra)  # (every per-request header is added there, on both paths)
         try:
-            if self._plain_http():
-                response = self._post_direct(jsonrpc.encode(message), headers)
+            if self._direct.usable():  # (http/direct.py: what that saves)
+                response = self._direct.post(jsonrpc.encode(message), headers, self.timeout)
             else:
                 response = self.http.post(self.url, data=jsonrpc.encode(message), stream=True,
                                           timeout=self.timeout, headers=headers)
-        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+        except requests.RequestException as exc:
             raise ConnectionClosed(f"cannot reach the MCP server at {self.url}: {exc}") from exc
         if type(message) is Request:
             with self._lock:
                 self._by_request[message.id] = response
-        return response
-
-    def _plain_http(self) -> bool:
-        """True when a POST needs nothing of ``requests`` but its connection pool: plain http,
-        no proxy, no auth object, no cookie to send (TLS, proxies, auth and cookies go through it)."""
-        http = self.http
-        return self._pool is not None and http.auth is None and not http.proxies and not http.cookies
-
-    def _post_direct(self, body: bytes, headers: Dict[str, str]) -> "requests.Response":
-        """POST through the urllib3 pool under ``requests`` directly: the same connection and bytes,
-        without a ``requests`` preparation per call (URL parsing, hooks, cookie jars, ~60% of a call's CPU)."""
-        raw = self._pool.urlopen("POST", self._path, body=body, headers={**self.http.headers, **headers},
-                                 redirect=False, assert_same_host=False, preload_content=False,
-                                 decode_content=False, retries=self._adapter.max_retries, timeout=self.timeout)
-        if "Set-Cookie" in raw.headers:  # the server starts a cookie (a sticky load balancer): keep it
-            request = requests.Request("POST", self.url, headers=headers).prepare()
-            requests.cookies.extract_cookies_to_jar(self.http.cookies, request, raw)
-        response = requests.Response()  # what requests would hand back, so the rest reads it alike
-        response.status_code, response.reason, response.raw, response.url = raw.status, raw.reason, raw, self.url
-        response.headers = raw.headers  # (urllib3's, already case-insensitive: no copy)
-        response.encoding = requests.utils.get_encoding_from_headers(raw.headers)
         return response
 
     def abandon(self, request_id: Any) -> None:

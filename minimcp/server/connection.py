@@ -9,7 +9,6 @@ method names (and the protocol eras that have them) to these.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Dict, Optional
 
 from ..errors import RPCError
 from ..logs import get_logger
@@ -20,7 +19,9 @@ from ..protocol.versions import LEGACY_VERSIONS, PROTOCOL_VERSION, knows
 from ..session import Session
 from .context import Context
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Dict, Optional
     from .server import Server
 
 log = get_logger(__name__)

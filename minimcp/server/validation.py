@@ -10,8 +10,13 @@ Both answer ``None`` when the value fits, else one sentence naming the place
 and the problem: ``arguments.city: expected string, got integer 3``.
 """
 
+from __future__ import annotations
+
 import json
-from typing import Any, Dict, Optional
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
+if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
+    from typing import Any, Dict, Optional
 
 _KNOWN_KEYWORDS = {"type", "enum", "properties", "required", "additionalProperties", "items", "anyOf",
                    "description", "default", "title", "prefixItems", "minItems", "maxItems"}
