@@ -82,7 +82,7 @@ def _plain_hints(fn: Callable) -> Optional[Dict[str, Any]]:
             hint = _PLAIN_HINTS.get(hint)
         elif hint is None:
             hint = _NoneType
-        if hint not in _SIMPLE_TYPES:
+        if type(hint) is not type or hint not in _SIMPLE_TYPES:  # (a class first: Annotated[...] may not hash)
             return None
         hints[name] = hint
     return hints
