@@ -93,6 +93,8 @@ def main():
         pythons = {"raw": make_venv(workdir, "raw")}
         pythons.update((name, make_venv(workdir, name, root, deps)) for name, root in trees)
         names = list(pythons)
+        for python in pythons.values():  # the parts' own modules (raw_client, load), compiled once, uncounted
+            subprocess.run([python, "-m", "compileall", "-q", STDIO, HTTP], check=True)
         cases = []  # (label, name, command(n), stdin(n), expect(n))
         if "stdio" in transports:
             floor = [pythons["raw"], os.path.join(STDIO, "floor_server.py")]
