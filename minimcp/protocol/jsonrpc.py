@@ -172,6 +172,7 @@ def __getattr__(name: str) -> Any:
     globals().update(aliases)
     return aliases[name]
 
+
 def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not valid JSON")
 
