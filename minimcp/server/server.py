@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import threading
 from collections import ChainMap
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .audience import Audience
 from .connection import ServerConnection
@@ -27,7 +26,9 @@ from .stateless import StateSigner
 from .tools import ServerTool
 from ..protocol.versions import PROTOCOL_VERSION, knows
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # pragma: no cover - loaded when a resource, prompt or completer is registered
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
     from .completion import Completers
     from .prompts import ServerPrompt
     from .resources import ServerResource
@@ -94,8 +95,7 @@ class Server:
         self._audience = Audience()
         #: The open 2026-07-28 subscriptions/listen requests, of every connection.
         self.subscriptions = self._audience.subscriptions
-        #: Called with the ServerConnection when a client says its roots changed.
-        self.on_roots_changed: Optional[Callable[[ServerConnection], None]] = None
+        self.on_roots_changed: Optional[Callable[[ServerConnection], None]] = None  # (connection): roots changed
         self._tools: Dict[str, ServerTool] = {}
         self._resources: Dict[str, "ServerResource"] = {}
         self._templates: Dict[str, "ServerResource"] = {}
