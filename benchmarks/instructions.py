@@ -37,6 +37,7 @@ every start compile).
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -77,18 +78,30 @@ def scripts(calls):
 # -- setting up -------------------------------------------------------------------------
 
 
-def make_venv(workdir, name, minimcp_root=None):
-    """A ``venv --without-pip`` of this interpreter, with ``minimcp_root``'s package installed by copy."""
+def make_venv(workdir, name, minimcp_root=None, dependencies=()):
+    """A ``venv --without-pip`` of this interpreter, with ``minimcp_root``'s package installed by copy.
+
+    ``dependencies`` are top-level modules this interpreter can import (``requests``, ...),
+    copied in the same way, for a part that needs them.
+    """
     target = os.path.join(workdir, name)
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", target], check=True)
     python = os.path.join(target, "bin", "python")
-    if minimcp_root:
-        site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                              capture_output=True, text=True, check=True).stdout.strip()
-        package = os.path.join(site, "minimcp")
-        shutil.copytree(os.path.join(minimcp_root, "minimcp"), package,
-                        ignore=shutil.ignore_patterns("__pycache__"))
-        subprocess.run([python, "-m", "compileall", "-q", package], check=True)
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    sources = [os.path.join(minimcp_root, "minimcp")] if minimcp_root else []
+    for module in dependencies:
+        spec = importlib.util.find_spec(module)
+        if spec is None or not spec.origin:
+            sys.exit(f"{module} is not installed for {sys.executable}: pip install {module}")
+        sources.append(os.path.dirname(spec.origin) if spec.submodule_search_locations else spec.origin)
+    for source in sources:
+        copy = os.path.join(site, os.path.basename(source))
+        if os.path.isdir(source):
+            shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(source, copy)
+        subprocess.run([python, "-m", "compileall", "-q", copy], check=True)
     return python
 
 
@@ -96,13 +109,30 @@ def make_venv(workdir, name, minimcp_root=None):
 # -- counting ---------------------------------------------------------------------------
 
 
+def start_counted(command, log, **popen):
+    """Start ``command`` under callgrind (its report to ``log``), with no ``PYTHON*`` variables.
+
+    Only this process is counted: a child it starts runs natively (valgrind's default).
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    return subprocess.Popen(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                             f"--log-file={log}", *command], stderr=subprocess.DEVNULL, env=env, **popen)
+
+
+def collected(log, command):
+    """The instructions callgrind counted, from its ``log`` (the process has exited)."""
+    with open(log) as f:
+        text = f.read()
+    match = re.search(r"Collected : (\d+)", text)
+    if not match:
+        sys.exit(f"valgrind gave no count for {' '.join(command)}:\n{text[-2000:]}")
+    return int(match.group(1))
+
+
 def count(command, messages, workdir, timeout=900):
     """Instructions the server executes for ``messages``: stdin is closed once all are answered."""
     log = os.path.join(workdir, "callgrind.log")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    process = subprocess.Popen(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                                f"--log-file={log}", *command],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    process = start_counted(command, log, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     watchdog = threading.Timer(timeout, process.kill)
     watchdog.start()
     data = b"".join(json.dumps(message).encode() + b"\n" for message in messages)
@@ -129,12 +159,7 @@ def count(command, messages, workdir, timeout=900):
     if not answered >= wanted:
         sys.exit(f"{' '.join(command)}: {len(wanted - answered)} of {len(wanted)} requests unanswered "
                  f"(exit code {process.returncode})")
-    with open(log) as f:
-        text = f.read()
-    match = re.search(r"Collected : (\d+)", text)
-    if not match:
-        sys.exit(f"valgrind gave no count for {' '.join(command)}:\n{text[-2000:]}")
-    return int(match.group(1))
+    return collected(log, command)
 
 
 def measure(command, calls, repeat, workdir):

@@ -26,7 +26,7 @@ public API. ``minimcp.protocol``, ``minimcp.session`` and
 ARCHITECTURE.md (in the repository) maps every folder.
 """
 
-from typing import TYPE_CHECKING, Any
+from __future__ import annotations
 
 __version__ = "0.1.0"
 
@@ -36,7 +36,9 @@ from .server.content import Audio, EmbeddedResource, Image, Message, ResourceLin
 from .protocol.versions import PROTOCOL_VERSION  # noqa: E402
 from .server.server import Context, Server  # noqa: E402
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
     from .client.client import Client
     from .client.connect import connect
 

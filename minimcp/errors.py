@@ -12,7 +12,9 @@ Blame is part of the type: :class:`RPCError` is what the *peer* answered,
 
 from __future__ import annotations
 
-from typing import Any, Optional
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
+if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
+    from typing import Any, Optional
 
 
 class MCPError(Exception):

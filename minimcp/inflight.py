@@ -5,7 +5,7 @@ what a caller waits on for the request it sent.
 params, its handler, cancellation, progress); the server's :class:`minimcp.Context` adds
 what the client negotiated and the requests a handler can make of it.
 :class:`Incoming` is the table of those being handled, by request id.
-``_Pending`` is an outgoing request: a ``concurrent.futures.Future`` and its
+``_Pending`` is an outgoing request: its answer once it comes (a lock hand-off) and its
 progress callback; :class:`Outgoing` is the table of them, by request id. :class:`Batch` gathers the replies to one incoming JSON-RPC
 batch, so they leave as one array.
 """
@@ -15,13 +15,28 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .errors import ConnectionClosed, RPCError
 from .protocol.jsonrpc import Request, Response
 
-#: ``callback(progress, total, message)`` for ``notifications/progress`` about a request.
-ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Tuple
+
+    #: ``callback(progress, total, message)`` for ``notifications/progress`` about a request.
+    ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
+
+
+def __getattr__(name: str) -> Any:
+    """``ProgressCallback``, made when first asked for at run time (it needs ``typing``, which a
+    stdio server otherwise never imports)."""
+    if name != "ProgressCallback":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from typing import Callable, Optional
+
+    global ProgressCallback
+    ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
+    return ProgressCallback
 
 _event_lock = threading.Lock()
 
@@ -126,7 +141,9 @@ class Incoming:
     def __init__(self) -> None:
         self._contexts: Dict[Any, RequestContext] = {}
         self._lock = threading.Lock()
-        self._finished = threading.Condition(self._lock)
+        # Made by the first drain(): most sessions of an HTTP server live for one request and
+        # end with nothing in flight, and a Condition on a plain Lock costs ~20 us to make.
+        self._finished: Optional[threading.Condition] = None
         self._draining = False  # someone waits in drain(): tell it when a request finishes
         self._held: set = set()  # requests held open for the peer alone (RequestContext.hold_open)
         self._holding = True  # False once the session ends: no request is held open any more
@@ -156,7 +173,7 @@ class Incoming:
             self._contexts.setdefault(gone.request_id, gone)
         if self._draining:  # drain() sets it before it looks, so it cannot miss this one
             with self._lock:
-                self._finished.notify_all()
+                self._finished.notify_all()  # type: ignore[union-attr] (made before _draining is set)
 
     def drain(self, grace: float, stop: Optional[Callable[[], bool]] = None) -> List[RequestContext]:
         """Wait up to ``grace`` seconds for every request to finish; return those still running.
@@ -166,6 +183,10 @@ class Incoming:
         """
         deadline = time.monotonic() + grace
         with self._lock:
+            if not self._contexts:
+                return []
+            if self._finished is None:
+                self._finished = threading.Condition(self._lock)
             self._draining = True
             while self._contexts and not (stop is not None and stop()):
                 left = deadline - time.monotonic()
@@ -206,34 +227,42 @@ def with_progress_token(params: Optional[dict], token: Any) -> dict:
     return params
 
 
-_futures: Any = None  # concurrent.futures, once an outgoing request needs it
-
-
-def _futures_module() -> Any:
-    # Late: concurrent.futures imports logging, and a stdio server that never
-    # sends a request should not pay for either at start-up.
-    global _futures
-    if _futures is None:
-        import concurrent.futures
-
-        _futures = concurrent.futures
-    return _futures
+class NoAnswer(Exception):
+    """:meth:`_Pending.wait` ran out of time (the caller gives up on the request)."""
 
 
 class _Pending:
-    """One outgoing request waiting for its answer: a ``concurrent.futures.Future``."""
+    """One outgoing request waiting for its answer: its result or error, once.
 
-    __slots__ = ("method", "future", "on_progress", "last_progress", "cancellable", "mark")
+    A ``concurrent.futures.Future`` would do, but costs a condition, a waiters list and
+    ``concurrent.futures`` (and so ``logging``) imported: here a lock, taken when the
+    request is made and released by whoever completes it, is the whole hand-off.
+    """
+
+    __slots__ = ("method", "on_progress", "last_progress", "cancellable", "mark", "_done", "_result", "_error")
 
     def __init__(self, method: str, on_progress: Optional[ProgressCallback], cancellable: bool = True) -> None:
         self.method = method
         self.cancellable = cancellable
-        self.future: Any = _futures_module().Future()
         self.on_progress = on_progress
         self.last_progress: Optional[float] = None
         #: When its answer was read with notifications still queued ahead of it: how many
         #: callbacks the dispatcher must have run before the caller may go on (else None).
         self.mark: Optional[int] = None
+        self._result: Any = None
+        self._error: Optional[BaseException] = None
+        self._done = threading.Lock()
+        self._done.acquire()  # held until the answer is in
+
+    def set_result(self, result: Any) -> None:
+        """Complete it with the peer's result (once: its table pops it first, under a lock)."""
+        self._result = result
+        self._done.release()
+
+    def set_exception(self, error: BaseException) -> None:
+        """Complete it with an error: the peer's, a timeout's, the end of the connection."""
+        self._error = error
+        self._done.release()
 
     def wait(self, timeout: float, max_timeout: Optional[float]) -> Any:
         """Wait for the answer and return it (or raise the peer's error).
@@ -242,22 +271,22 @@ class _Pending:
         seconds in all, when that is given.
 
         Raises:
-            concurrent.futures.TimeoutError: no answer in time (the caller gives up on it).
+            NoAnswer: no answer in time (the caller gives up on it).
         """
-        future = self.future
         started = deadline = time.monotonic()
         deadline += timeout
         while True:
-            try:
-                return future.result(max(0.0, deadline - time.monotonic()))
-            except _futures_module().TimeoutError:  # (looked up only on a timeout) builtin from 3.11 on
-                if max_timeout is None or self.last_progress is None:
-                    raise
-                extended = min(self.last_progress + timeout, started + max_timeout)
-                if extended <= time.monotonic():
-                    raise
-                deadline = extended
-
+            if self._done.acquire(True, max(0.0, deadline - time.monotonic())):
+                self._done.release()  # (it stays complete)
+                if self._error is not None:
+                    raise self._error
+                return self._result
+            if max_timeout is None or self.last_progress is None:
+                raise NoAnswer()
+            extended = min(self.last_progress + timeout, started + max_timeout)
+            if extended <= time.monotonic():
+                raise NoAnswer()
+            deadline = extended
 
 
 class Outgoing:
@@ -312,7 +341,7 @@ class Outgoing:
         """Fail one request now (it could not be sent), if it still waits."""
         pending = self.pop(request_id)
         if pending is not None:
-            pending.future.set_exception(error)
+            pending.set_exception(error)
 
     def resolve(self, response: Any, mark: Optional[int] = None) -> bool:
         """Complete the request a response (or error response) answers; False if none waits for it.
@@ -323,11 +352,11 @@ class Outgoing:
         pending = self.pop(response.id)
         if pending is None:
             return False
-        pending.mark = mark  # (before the future completes: the caller reads it once woken)
+        pending.mark = mark  # (before it completes: the caller reads it once woken)
         if type(response) is Response:
-            pending.future.set_result(response.result)
+            pending.set_result(response.result)
         else:
-            pending.future.set_exception(RPCError(response.code, response.message, response.data))
+            pending.set_exception(RPCError(response.code, response.message, response.data))
         return True
 
     def refuse_new(self) -> None:
@@ -343,7 +372,7 @@ class Outgoing:
             error = self.closed_error
             pending, self._pending = self._pending, {}
         for item in pending.values():
-            item.future.set_exception(error)
+            item.set_exception(error)
         return error
 
 

@@ -9,7 +9,9 @@ then, because a library never configures logging for its host (requests' rule).
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
+if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
+    from typing import Any
 
 
 class _LazyLogger:

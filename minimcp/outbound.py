@@ -11,14 +11,16 @@ is in ``session.py``: the reader resolves what waits here.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Optional
 
 from .errors import ConnectionClosed, Timeout
-from .inflight import Outgoing, ProgressCallback, _futures_module, _Pending, with_progress_token
+from .inflight import NoAnswer, Outgoing, _Pending, with_progress_token
 from .logs import trace
 from .protocol.jsonrpc import Notification, Request
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Optional
+    from .inflight import ProgressCallback
     from .threads import Dispatcher
 
 
@@ -96,7 +98,7 @@ class Outbound:
         started = time.monotonic()
         try:
             return pending.wait(timeout, max_timeout)
-        except _futures_module().TimeoutError:
+        except NoAnswer:
             waited = time.monotonic() - started
             self._give_up(request_id, pending, f"timed out after {waited:.1f}s")
             raise Timeout(f"{pending.method} (request {request_id}) got no answer in {waited:.1f}s") from None
@@ -113,7 +115,7 @@ class Outbound:
         and the peer is told (``notifications/cancelled``). Unknown ids are ignored."""
         pending = self._outgoing.get(request_id)
         if pending is not None and self._give_up(request_id, pending, reason):  # (unless answered meanwhile)
-            pending.future.set_exception(ConnectionClosed(f"{pending.method} was cancelled: {reason}"))
+            pending.set_exception(ConnectionClosed(f"{pending.method} was cancelled: {reason}"))
 
     def _give_up(self, request_id: int, pending: _Pending, reason: str) -> bool:
         """Stop waiting for a request; tell the peer. False if its answer already came."""

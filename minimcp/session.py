@@ -18,22 +18,43 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable, Dict, Iterable, Optional
 
 from .logs import get_logger, trace
 from .protocol import jsonrpc
 from .errors import ConnectionClosed, RPCError
 from .protocol.jsonrpc import ErrorResponse, Malformed, Notification, Request, Response
-from .inflight import Batch, Incoming, Outgoing, ProgressCallback, RequestContext  # noqa: F401 (ProgressCallback: re-exported)
+from .inflight import Batch, Incoming, Outgoing, RequestContext
 from .outbound import Outbound
 from .threads import Dispatcher, Readers, WorkerPool, join, read_all, start_thread
 from .transports import Failed
 
 log = get_logger(__name__)
 
-#: A request handler: gets the request's params (``{}`` when absent) and its
-#: context, returns the result dict or raises (``RPCError`` for a chosen code).
-Handler = Callable[[dict, "RequestContext"], Any]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterable, Optional
+
+    from .inflight import ProgressCallback  # noqa: F401 (re-exported)
+
+    #: A request handler: gets the request's params (``{}`` when absent) and its
+    #: context, returns the result dict or raises (``RPCError`` for a chosen code).
+    Handler = Callable[[dict, RequestContext], Any]
+
+
+def __getattr__(name: str) -> Any:
+    """``Handler`` and ``ProgressCallback``, made when first asked for at run time (they need
+    ``typing``, which a stdio server otherwise never imports)."""
+    if name == "ProgressCallback":
+        from . import inflight
+
+        return inflight.ProgressCallback
+    if name != "Handler":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from typing import Any, Callable
+
+    global Handler
+    Handler = Callable[[dict, RequestContext], Any]
+    return Handler
 
 #: Seconds the handlers cancelled at close get, in all, to return before they are left
 #: behind (daemon threads): one that ignores ``ctx.cancelled`` must not keep the process alive.
@@ -113,7 +134,9 @@ class Session(Outbound):
         self._readers: Optional[Readers] = None  # serve_forever's threads
         self._closing = False
         self._stopping = False  # stop() was called: no grace
-        self._closed = threading.Event()
+        # Held by the first close() while it shuts down; a later one waits on it. (A Lock, not
+        # an Event: an Event costs ~10 us to make, and an HTTP server makes a session per POST.)
+        self._shutting_down = threading.Lock()
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
@@ -257,7 +280,7 @@ class Session(Outbound):
 
     def _on_response(self, response: Any) -> None:
         # Callbacks of notifications sent before this answer may not have run: then the caller
-        # waits for them (_wait). The future completes here, so an EOF right behind cannot fail it.
+        # waits for them (_wait). The request completes here, so an EOF right behind cannot fail it.
         dispatcher = self._dispatcher
         mark = dispatcher.queued
         if not self._outgoing.resolve(response, None if mark == dispatcher.ran else mark):
@@ -345,15 +368,17 @@ class Session(Outbound):
         """
         with self._lock:
             first, self._closing = not self._closing, True
+            if first:
+                self._shutting_down.acquire()
         self._outgoing.refuse_new()
         if not first:
-            if not self._is_own_thread():  # never wait for ourselves: the first closer joins us
-                self._closed.wait(10.0)
+            if not self._is_own_thread() and self._shutting_down.acquire(timeout=10.0):
+                self._shutting_down.release()  # (never wait for ourselves: the first closer joins us)
         else:
             try:
                 self._shut_down(grace)
             finally:
-                self._closed.set()
+                self._shutting_down.release()
         if self._reader is not None:
             join(self._reader, 5.0)
 

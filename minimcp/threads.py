@@ -11,7 +11,10 @@ import itertools
 import queue
 import threading
 import time
-from typing import Any, Callable, Optional
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
+if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
+    from typing import Any, Callable, Optional
 
 from .errors import ConnectionClosed
 from .logs import get_logger

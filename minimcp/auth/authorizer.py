@@ -99,6 +99,20 @@ class Authorizer(requests.auth.AuthBase):
         request.register_hook("response", self._on_response)  # type: ignore[no-untyped-call]  # unannotated in types-requests
         return request
 
+    def direct_headers(self, url: str) -> Optional[Dict[str, str]]:
+        """The header that carries a fresh Bearer token for ``url``, for a POST that skips
+        ``requests`` (http/direct.py): an authorized call then costs that header alone. None
+        when the request must go through :meth:`__call__` (no token yet, one to renew, DPoP)."""
+        if self._last[0] == url:
+            origin = self._last[1]
+        else:
+            origin = origin_of(url)
+            self._last = (url, origin)
+        token = self._tokens.get(origin)
+        if token is None or token.token_type == "DPoP" or token.expires_soon():
+            return None
+        return {"Authorization": "Bearer " + token.access_token}
+
     def _attach(self, request: "requests.PreparedRequest", token: Token) -> None:
         if token.token_type == "DPoP" and self._dpop_key is not None:
             request.headers["Authorization"] = "DPoP " + token.access_token

@@ -16,9 +16,8 @@ after the server's ``retry`` delay, DELETE on close, and a fresh
 """
 
 import queue
-import socket
 import threading
-from typing import Any, Callable, Dict, Iterator, Optional, Set
+from typing import Any, Callable, Dict, Optional, Set
 
 import requests
 import sseclient
@@ -27,6 +26,8 @@ from ..logs import get_logger
 from ..protocol import jsonrpc
 from ..protocol.stateless import NAME_FIELDS, modern_version
 from ..protocol.versions import MODERN_VERSION
+from .direct import DirectPost
+from .responses import abort, arriving, close_http, http_error, no_read_timeout  # noqa: F401  (old homes)
 from .headers import encode_header_value
 from ..errors import ConnectionClosed, MCPError
 from ..protocol.jsonrpc import HTTP_ERROR, ErrorResponse, Request
@@ -36,26 +37,6 @@ from ..transports import Failed, Transport
 log = get_logger(__name__)
 
 _RESUME_ATTEMPTS = 5
-
-
-def http_error(request_id: Any, response: "requests.Response") -> ErrorResponse:
-    """The JSON-RPC error a failed POST means for the request it carried.
-
-    Uses the server's JSON-RPC error body when it sent one; ``data`` keeps
-    the HTTP status, so callers (and the legacy fallback) can tell a 404 from a 405.
-    """
-    code, message = HTTP_ERROR, f"HTTP {response.status_code} {response.reason}"
-    try:
-        body = response.json()
-        error = body.get("error") if isinstance(body, dict) else None
-        if isinstance(error, dict) and isinstance(error.get("code"), int):
-            code, message = error["code"], f"{message}: {error.get('message', '')}"
-    except ValueError:
-        if response.text:
-            message += f": {response.text[:200]}"
-    if response.status_code == 401:
-        message += " (pass auth= or headers= to connect())"
-    return ErrorResponse(request_id, code, message, {"httpStatus": response.status_code})
 
 
 class StreamableHTTPTransport(Transport):
@@ -93,6 +74,7 @@ class StreamableHTTPTransport(Transport):
         if auth is None:
             self.http.auth = requests.utils.get_netrc_auth(url)
         self.http.trust_env = False
+        self._direct = DirectPost(self.http, adapter, url)
         #: Set from the server's answer to initialize.
         self.session_id: Optional[str] = None
         self.protocol_version: Optional[str] = None
@@ -221,9 +203,18 @@ class StreamableHTTPTransport(Transport):
         if self._closed:
             raise ConnectionClosed("the HTTP transport is closed")
         extra = {"Content-Type": "application/json", **self._modern_headers(message)}
+        headers = self._headers(extra)  # (every per-request header is added there, on both paths)
         try:
-            response = self.http.post(self.url, data=jsonrpc.encode(message), stream=True, timeout=self.timeout,
-                                      headers=self._headers(extra))
+            direct = self._direct.headers()  # (http/direct.py: what that saves)
+            response = None
+            if direct is not None:
+                response = self._direct.post(jsonrpc.encode(message), {**headers, **direct}, self.timeout)
+                if direct and response.status_code in (401, 403):  # the token was refused: the flow
+                    response.close()  # answers the challenge on requests' path (nothing was served)
+                    response = None
+            if response is None:
+                response = self.http.post(self.url, data=jsonrpc.encode(message), stream=True,
+                                          timeout=self.timeout, headers=headers)
         except requests.RequestException as exc:
             raise ConnectionClosed(f"cannot reach the MCP server at {self.url}: {exc}") from exc
         if type(message) is Request:
@@ -286,7 +277,7 @@ class StreamableHTTPTransport(Transport):
                 response.close()
                 return False
             self._responses.add(response)
-        _no_read_timeout(response)
+        no_read_timeout(response)
         return True
 
     def _read_in_background(self, response: "requests.Response", request_ids: Set[Any]) -> None:
@@ -387,70 +378,6 @@ class StreamableHTTPTransport(Transport):
             last_id, retry_ms = self._consume(response, set(), last_id, retry_ms)
             if self._stop.wait(retry_ms / 1000):
                 return
-
-
-def arriving(response: "requests.Response") -> Iterator[bytes]:
-    """The body of a streaming response, in pieces as they arrive.
-
-    ``iter_content(chunk_size=None)`` yields a chunked body chunk by chunk, but
-    reads any other body (one that ends when the server closes the connection,
-    legal in HTTP/1.1) to its very end before yielding anything, so a request
-    sent mid-stream would wait for the stream to end. ``read1()`` returns
-    whatever has arrived.
-    """
-    raw = response.raw
-    if getattr(raw, "chunked", False) or not hasattr(raw, "read1"):  # (urllib3 < 2 has no read1)
-        yield from response.iter_content(chunk_size=None)
-        return
-    from urllib3.exceptions import HTTPError
-
-    while True:  # until the body ends, fails, or close() aborts it: a stream has no length to bound it
-        try:
-            data = raw.read1(65536)
-        except HTTPError as exc:  # urllib3's own errors (a connection reset mid-body, ...)
-            raise requests.exceptions.ChunkedEncodingError(exc) from exc
-        if not data:
-            return
-        yield data
-
-
-def _no_read_timeout(response: "requests.Response") -> None:
-    """A stream may be quiet for long (a slow tool): the caller's timeout governs it, not ours."""
-    try:
-        response.raw._fp.fp.raw._sock.settimeout(None)
-    except (AttributeError, OSError):
-        pass
-
-
-def abort(response: "requests.Response") -> None:
-    """Close a streaming response so that a thread blocked reading it wakes up now.
-
-    Closing a socket does not wake a ``recv()`` blocked on it in another
-    thread; shutting it down does. The socket sits a few layers down
-    (urllib3 -> http.client -> socket file); if the layout differs, the
-    reader still ends, at the read timeout.
-    """
-    try:
-        response.raw._fp.fp.raw._sock.shutdown(socket.SHUT_RDWR)
-    except (AttributeError, OSError):
-        pass
-    response.close()
-
-
-def close_http(http: "requests.Session") -> None:
-    """Close a ``requests`` session and its idle pooled connections, now.
-
-    ``Session.close()`` empties urllib3's pool manager, but urllib3 2.8 no longer
-    closes the pools it drops: their kept-alive sockets stayed open until the
-    garbage collector came, each holding a thread of the server.
-    """
-    for adapter in http.adapters.values():
-        pools = getattr(getattr(adapter, "poolmanager", None), "pools", None)
-        for key in list(pools.keys()) if pools is not None else []:
-            pool = pools.get(key)
-            if pool is not None:
-                pool.close()
-    http.close()
 
 
 def _error_answer(response: "requests.Response", request_ids: Set[Any]) -> Optional[ErrorResponse]:

@@ -21,7 +21,7 @@ from ..errors import ConnectionClosed
 from ..protocol.jsonrpc import Request
 from ..threads import join, start_thread
 from ..transports import Transport
-from .client import abort, arriving, close_http, http_error
+from .responses import abort, arriving, close_http, http_error
 
 log = get_logger(__name__)
 

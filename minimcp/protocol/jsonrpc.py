@@ -19,7 +19,6 @@ too, because in JSON ``true`` is not ``1`` but in Python ``True == 1``.
 from __future__ import annotations
 
 import json
-from typing import Any, List, Optional, Union
 
 # Standard JSON-RPC error codes (JSON-RPC 2.0 §5.1), used by every MCP version.
 PARSE_ERROR = -32700
@@ -44,7 +43,11 @@ HEADER_MISMATCH = -32020
 MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 
-RequestId = Union[int, str]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
+if TYPE_CHECKING:  # (at run time: __getattr__ below)
+    from typing import Any, List, Optional, Union
+
+    RequestId = Union[int, str]
 
 
 def _valid_id(value: Any) -> bool:
@@ -154,8 +157,24 @@ class Malformed:
         return f"Malformed(code={self.code}, message={self.message!r}, id={self.id!r})"
 
 
-Message = Union[Request, Notification, Response, ErrorResponse]
-Parsed = Union[Message, Malformed, List[Union[Message, Malformed]]]
+if TYPE_CHECKING:
+    Message = Union[Request, Notification, Response, ErrorResponse]
+    Parsed = Union[Message, Malformed, List[Union[Message, Malformed]]]
+
+
+def __getattr__(name: str) -> Any:
+    """The type aliases ``RequestId``, ``Message`` and ``Parsed``, made when first asked for at run
+    time: they need ``typing``, which a stdio server otherwise never imports (~15% of its start)."""
+    if name not in ("RequestId", "Message", "Parsed"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from typing import List, Union
+
+    message = Union[Request, Notification, Response, ErrorResponse]
+    aliases = {"RequestId": Union[int, str], "Message": message,
+               "Parsed": Union[message, Malformed, List[Union[message, Malformed]]]}
+    globals().update(aliases)
+    return aliases[name]
+
 
 def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not valid JSON")

@@ -7,7 +7,9 @@ client logging what a server sent), and :func:`from_python` goes the other way.
 
 from __future__ import annotations
 
-from typing import Dict
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
+if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
+    from typing import Dict
 
 #: RFC 5424 severities, least severe first.
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")

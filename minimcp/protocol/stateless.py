@@ -13,7 +13,9 @@ is :mod:`minimcp.server.stateless`, the client side :mod:`minimcp.client.statele
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
+if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
+    from typing import Any, Dict, Optional
 
 from ..errors import RPCError
 from .jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION

@@ -16,7 +16,10 @@ text, which is content's business) — both driven by :func:`knows`.
 from __future__ import annotations
 
 import functools
-from typing import Dict, FrozenSet, Optional, Tuple
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
+if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
+    from typing import Dict, FrozenSet, Optional, Tuple
 
 #: The newest protocol version with the initialize handshake; what the client offers there.
 PROTOCOL_VERSION = "2025-11-25"

@@ -11,9 +11,10 @@ basic/patterns/subscriptions).
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, List, Set
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, List, Set
     from .connection import ServerConnection
 
 UPDATED = "notifications/resources/updated"

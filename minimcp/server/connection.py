@@ -9,7 +9,6 @@ method names (and the protocol eras that have them) to these.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Dict, Optional
 
 from ..errors import RPCError
 from ..logs import get_logger
@@ -20,9 +19,10 @@ from ..protocol.versions import LEGACY_VERSIONS, PROTOCOL_VERSION, knows
 from ..session import Session
 from .context import Context
 from .coroutines import finish
-from .protection import require_scopes
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Dict, Optional, Sequence
     from .server import Server
 
 log = get_logger(__name__)
@@ -31,6 +31,15 @@ log = get_logger(__name__)
 #: stack in the code that checks, converts or echoes them, so they are refused up front.
 MAX_DEPTH = 100
 
+
+
+def require_scopes(needed: Sequence[str], principal: Any, what: str) -> None:
+    """Refuse a call whose caller lacks a scope it needs (server/protection.py, loaded only
+    when a scoped call has a caller: stdio and in-memory connections have none)."""
+    if needed and principal is not None:
+        from .protection import require_scopes as check
+
+        check(needed, principal, what)
 
 class ServerConnection:
     """One client's connection to a :class:`~minimcp.Server`: what it negotiated, and its session."""

@@ -27,7 +27,10 @@ from __future__ import annotations
 import errno
 import json
 import os
-from typing import Any, Optional, Union
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
+if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
+    from typing import Any, Optional, Union
 
 from ..protocol.versions import knows, knows_all
 

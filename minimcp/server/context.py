@@ -10,8 +10,6 @@ answer, and the handler is run again with the client's answers
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
-
 from ..errors import CapabilityError, ProtocolError
 from ..inflight import Batch, RequestContext
 from ..protocol.jsonrpc import Request
@@ -19,7 +17,9 @@ from ..protocol.levels import RANK
 from ..protocol.stateless import TASKS_EXTENSION, InputRequired, RequestMeta
 from ..protocol.versions import knows
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, List, Optional, Union
     from ..session import Session
     from .connection import ServerConnection
 

@@ -13,8 +13,13 @@ cancelled, so the coroutine gets ``asyncio.CancelledError`` at its current
 ``async def`` runs: a server of plain functions never loads it.
 """
 
+from __future__ import annotations
+
 import types
-from typing import Any, Callable, Optional
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
+if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
+    from typing import Any, Callable, Optional
 
 from ..errors import RPCError, ToolError
 from ..protocol.jsonrpc import INTERNAL_ERROR

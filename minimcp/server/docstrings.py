@@ -23,8 +23,13 @@ The description becomes a tool's or prompt's ``description``, the per-parameter
 text each argument's ``description`` (see :mod:`minimcp.server.schema`).
 """
 
+
+from __future__ import annotations
 import re
-from typing import Any, Dict, List, Optional, Tuple
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
+if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
+    from typing import Any, Dict, List, Optional, Tuple
 
 
 class _lazy_re:  # noqa: N801 (reads like re.compile)

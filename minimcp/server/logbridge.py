@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import Any, Dict
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
+if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
+    from typing import Any, Dict
 
 from ..protocol.levels import from_python
 

@@ -19,7 +19,9 @@ finishes its result.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Tuple
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
+if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
+    from typing import Any, Callable, Dict, Tuple
 
 from ..errors import RPCError
 from ..protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND

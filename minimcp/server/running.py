@@ -11,11 +11,12 @@ import os
 import signal
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, Callable, List, Optional
 
 from ..logs import get_logger
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, List, Optional
     from .server import Server
 
 log = get_logger(__name__)

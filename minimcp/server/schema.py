@@ -22,21 +22,36 @@ It reads ``__code__`` / ``__defaults__`` / type hints directly rather than
 ``inspect.signature``, which is slower to import and call.
 """
 
+from __future__ import annotations
+
 import enum
 import sys
 import types
-import typing
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from .docstrings import _lazy_re, parse_docstring  # noqa: F401 (_lazy_re: re-exported for resources.py)
-from .validation import is_simple, jsonschema_validate, validate
+from .validation import fast_types, is_simple, jsonschema_validate, validate
 
-try:  # Python 3.10+: X | Y
-    from types import UnionType  # type: ignore[attr-defined]
-    _UNION_TYPES: tuple = (Union, UnionType)
-except ImportError:  # pragma: no cover - Python 3.9
-    _UNION_TYPES = (Union,)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
+
+class _LazyTyping:
+    """``typing``, imported at its first use. A function whose hints are all builtin scalars
+    (``str``, ``int``, ``float``, ``bool``) gets its schemas without it, so a stdio server
+    starts without importing it (about 15% of its start-up instructions)."""
+
+    def __getattr__(self, name: str) -> Any:
+        import typing as module
+
+        global typing, _UNION_TYPES
+        typing = module
+        _UNION_TYPES = (module.Union, types.UnionType) if hasattr(types, "UnionType") else (module.Union,)
+        return getattr(module, name)
+
+
+typing: Any = _LazyTyping()  # the module itself once used (it replaces this stand-in)
+_UNION_TYPES: tuple = ()  # (typing.Union, types.UnionType): set with typing, read only after a typing.get_origin()
 _NoneType = type(None)
 _SIMPLE_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", _NoneType: "null"}
 _CO_VARKEYWORDS = 0x08
@@ -50,6 +65,29 @@ def _is_typeddict(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, dict) and hasattr(tp, "__required_keys__")
 
 
+_PLAIN_HINTS = {"str": str, "int": int, "float": float, "bool": bool, "None": _NoneType}
+
+
+def _plain_hints(fn: Callable) -> Optional[Dict[str, Any]]:
+    """``fn``'s hints, if each one is ``str``, ``int``, ``float``, ``bool`` or ``None`` (written
+    as the class or, under ``from __future__ import annotations``, its name); else None."""
+    annotations = getattr(fn, "__annotations__", None)
+    if type(annotations) is not dict or hasattr(fn, "__wrapped__"):
+        return None
+    hints = {}
+    for name, hint in annotations.items():
+        if type(hint) is str:
+            if hint in getattr(fn, "__globals__", {}):  # (a module's own "str": let typing resolve it)
+                return None
+            hint = _PLAIN_HINTS.get(hint)
+        elif hint is None:
+            hint = _NoneType
+        if type(hint) is not type or hint not in _SIMPLE_TYPES:  # (a class first: Annotated[...] may not hash)
+            return None
+        hints[name] = hint
+    return hints
+
+
 def type_hints(fn: Callable, include_extras: bool = True) -> Dict[str, Any]:
     """A function's type hints as written: string annotations resolved, ``Annotated``
     kept (unless ``include_extras`` is false), for prompts and resources too.
@@ -59,6 +97,9 @@ def type_hints(fn: Callable, include_extras: bool = True) -> Dict[str, Any]:
     from a stand-in that has no defaults gives the same hints, so the same
     schemas, on every version.
     """
+    plain = _plain_hints(fn)
+    if plain is not None:  # the common case, read without importing typing (a cold-start cost)
+        return plain
     if sys.version_info >= (3, 11):
         return typing.get_type_hints(fn, include_extras=include_extras)
     home = fn
@@ -83,7 +124,7 @@ def field_hints(cls: type) -> Dict[str, Any]:
 def is_context(hint: Any, context_types: tuple) -> bool:
     """True when ``hint`` names a request context: ``Context``, or ``Optional[Context]``
     (``ctx: Optional[Context] = None`` is how a type checker likes it written)."""
-    if typing.get_origin(hint) in _UNION_TYPES:
+    if type(hint) is not type and typing.get_origin(hint) in _UNION_TYPES:  # (a class is no union)
         options = [arg for arg in typing.get_args(hint) if arg is not _NoneType]
         hint = options[0] if len(options) == 1 else None
     return isinstance(hint, type) and bool(context_types) and issubclass(hint, context_types)
@@ -105,10 +146,10 @@ def type_schema(tp: Any) -> dict:
     Raises:
         TypeError: the hint has no JSON Schema (say, a socket).
     """
-    if tp is Any:
-        return {}
     if tp in _SIMPLE_TYPES:
         return {"type": _SIMPLE_TYPES[tp]}
+    if tp is typing.Any:
+        return {}
     if tp is None:
         return {"type": "null"}
     origin = typing.get_origin(tp)
@@ -138,7 +179,7 @@ def type_schema(tp: Any) -> dict:
                     "minItems": len(args), "maxItems": len(args)}
         return {"type": "array", "items": type_schema(args[0])} if args else {"type": "array"}
     if tp is dict or origin is dict or (origin is not None and origin.__name__ == "Mapping"):
-        if args and args[1] is not Any:
+        if args and args[1] is not typing.Any:
             return {"type": "object", "additionalProperties": type_schema(args[1])}
         return {"type": "object"}
     if _is_dataclass(tp):
@@ -165,7 +206,7 @@ def _dataclass_fields(cls: type) -> list:
             continue
         required = field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
         default = _MISSING if field.default is dataclasses.MISSING else field.default
-        fields.append((field.name, hints.get(field.name, Any), required, default))
+        fields.append((field.name, hints.get(field.name, typing.Any), required, default))
     return fields
 
 
@@ -211,12 +252,14 @@ def _is_json_value(value: Any) -> bool:
 
 def _converter(tp: Any) -> Optional[Callable[[Any], Any]]:
     """A function turning JSON into the Python type ``tp`` asks for, or None if JSON already is."""
+    if tp is int:
+        return lambda v: int(v) if type(v) is float else v
+    if tp is str or tp is float or tp is bool:  # (JSON already is: no typing needed)
+        return None
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if origin is typing.Annotated:
         return _converter(args[0])
-    if tp is int:
-        return lambda v: int(v) if type(v) is float else v
     if origin is typing.Literal and all(type(a) is int for a in args):
         return lambda v: int(v) if type(v) is float else v
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
@@ -293,8 +336,8 @@ class FunctionSchema:
         properties: Dict[str, Any] = {}
         required = []
         for name in names:
-            hint = hints.get(name, Any)
-            if is_context(hint, context_types) or (name == "ctx" and hint is Any):
+            hint = hints[name] if name in hints else typing.Any
+            if is_context(hint, context_types) or (name == "ctx" and hint is typing.Any):
                 self.context_param = name
                 continue
             try:
@@ -323,10 +366,10 @@ class FunctionSchema:
         if not code.co_flags & _CO_VARKEYWORDS:
             schema["additionalProperties"] = False
         self.input_schema = schema
-        self.output_schema, self.wrap_output = _output_schema(hints.get("return", Any))
+        self.output_schema, self.wrap_output = _output_schema(hints["return"] if "return" in hints else None)
         self._simple = is_simple(schema)
         self._required = tuple(required)
-        self._fast = _fast_types(properties) if not code.co_flags & _CO_VARKEYWORDS else None
+        self._fast = fast_types(properties) if not code.co_flags & _CO_VARKEYWORDS else None
 
     def validate(self, arguments: dict) -> Optional[str]:
         """Return a sentence saying what is wrong with ``arguments``, or ``None``."""
@@ -390,21 +433,6 @@ def _none_or(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return lambda value: None if value is None else convert(value)
 
 
-_FAST_TYPES = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,)}
-_IGNORED = {"type", "description", "default", "title"}
-
-
-def _fast_types(properties: dict) -> Optional[Dict[str, tuple]]:
-    """name -> the Python types that certainly fit, when every property is a plain
-    scalar; else None. (A whole float for an integer still passes: the slow path.)"""
-    fast = {}
-    for name, prop in properties.items():
-        if set(prop) - _IGNORED or prop.get("type") not in _FAST_TYPES:
-            return None
-        fast[name] = _FAST_TYPES[prop["type"]]
-    return fast
-
-
 def _output_schema(hint: Any) -> Tuple[Optional[dict], bool]:
     """The outputSchema for a return annotation, and whether results get wrapped as ``{"result": ...}``.
 
@@ -413,17 +441,20 @@ def _output_schema(hint: Any) -> Tuple[Optional[dict], bool]:
     content itself; anything else (lists, numbers) is wrapped, because
     ``structuredContent`` must be an object (spec 2025-06-18 server/tools).
     """
-    if typing.get_origin(hint) is typing.Annotated:
-        hint = typing.get_args(hint)[0]
-    if typing.get_origin(hint) in _UNION_TYPES:  # Optional[X]: X's content; None is no content
-        options = [arg for arg in typing.get_args(hint) if arg is not _NoneType]
-        if len(options) == 1 and len(typing.get_args(hint)) == 2:
-            # No outputSchema, though: a declared one obliges every result to carry
-            # conforming structuredContent (spec 2025-06-18 server/tools), which None cannot.
-            # A dict or dataclass value is still sent as structuredContent.
-            return None, False
-    if hint in (Any, str, None, _NoneType):
+    if hint is str or hint is None or hint is _NoneType:  # (no annotation: None)
         return None, False
+    if type(hint) is not type:  # (a class is neither: no typing needed for it)
+        if typing.get_origin(hint) is typing.Annotated:
+            hint = typing.get_args(hint)[0]
+        if typing.get_origin(hint) in _UNION_TYPES:  # Optional[X]: X's content; None is no content
+            options = [arg for arg in typing.get_args(hint) if arg is not _NoneType]
+            if len(options) == 1 and len(typing.get_args(hint)) == 2:
+                # No outputSchema, though: a declared one obliges every result to carry
+                # conforming structuredContent (spec 2025-06-18 server/tools), which None cannot.
+                # A dict or dataclass value is still sent as structuredContent.
+                return None, False
+        if hint in (typing.Any, str, None, _NoneType):
+            return None, False
     try:
         schema = type_schema(hint)
     except TypeError:

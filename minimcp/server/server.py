@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import threading
 from collections import ChainMap
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, TypeVar, Union, overload
 
 from .audience import Audience
 from .connection import ServerConnection
@@ -27,19 +26,15 @@ from .stateless import StateSigner
 from .tools import ServerTool
 from ..protocol.versions import PROTOCOL_VERSION, knows
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # pragma: no cover - loaded when a resource, prompt or completer is registered
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, TypeVar, Union, overload
     from .completion import Completers
     from .prompts import ServerPrompt
     from .resources import ServerResource
+    F = TypeVar("F", bound=Callable[..., Any])  # a decorated function: returned as it came, so its type is kept
 
 __all__ = ["Server", "Context"]
-
-#: A decorated function: the decorators return it unchanged, so its type (for a type checker) is kept too.
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "") not in ("", "0", "false", "no")
 
 
 class Server:
@@ -91,15 +86,14 @@ class Server:
         self.log_bridge: LogBridge = LogBridge(enabled=log_bridge)
         self.max_workers = max_workers
         self.timeout = timeout
-        self.trace: bool = _env_flag("MINIMCP_TRACE") if trace is None else trace
+        self.trace: bool = os.environ.get("MINIMCP_TRACE", "") not in ("", "0", "false", "no") if trace is None else trace
         self.cache_ttl_ms: int = cache_ttl_ms
         self.cache_scope: str = cache_scope
         self.state_signer: StateSigner = StateSigner(state_secret)
         self._audience = Audience()
         #: The open 2026-07-28 subscriptions/listen requests, of every connection.
         self.subscriptions: Set[Any] = self._audience.subscriptions
-        #: Called with the ServerConnection when a client says its roots changed.
-        self.on_roots_changed: Optional[Callable[[ServerConnection], None]] = None
+        self.on_roots_changed: Optional[Callable[[ServerConnection], None]] = None  # (connection): roots changed
         self._tools: Dict[str, ServerTool] = {}
         self._resources: Dict[str, "ServerResource"] = {}
         self._templates: Dict[str, "ServerResource"] = {}
@@ -113,24 +107,22 @@ class Server:
 
     # -- tools --------------------------------------------------------------------------
 
-    @overload
-    def tool(self, fn: F) -> F: ...
-
-    @overload
-    def tool(self, fn: None = None, **options: Any) -> Callable[[F], F]: ...
+    if TYPE_CHECKING:  # bare (@server.tool) or called (@server.tool(...)): either way, fn keeps its type
+        @overload
+        def tool(self, fn: F, **options: Any) -> F: ...
+        @overload
+        def tool(self, fn: None = None, **options: Any) -> Callable[[F], F]: ...
 
     def tool(self, fn: Optional[F] = None, **options: Any) -> Union[F, Callable[[F], F]]:
         """Register a function as a tool; works bare (``@server.tool``) or called.
 
-        The function is returned unchanged, so it can still be called and
-        tested directly (and keeps its type for a type checker). ``options``
-        are those of :meth:`add_tool`.
+        The function is returned unchanged (its type too, for a type checker), so it can
+        still be called and tested directly. ``options`` are those of :meth:`add_tool`.
         """
-        def register(func: F) -> F:
-            self.add_tool(func, **options)
-            return func
-
-        return register(fn) if fn is not None else register
+        if fn is None:
+            return lambda func: self.tool(func, **options)
+        self.add_tool(fn, **options)
+        return fn
 
     def add_tool(self, fn: Callable[..., Any], *, name: Optional[str] = None, title: Optional[str] = None,
                  description: Optional[str] = None, annotations: Optional[Dict[str, Any]] = None,
@@ -166,11 +158,7 @@ class Server:
         return tool
 
     def remove_tool(self, name: str) -> None:
-        """Unregister a tool; connected clients are told the list changed.
-
-        Raises:
-            KeyError: there is no such tool.
-        """
+        """Unregister a tool (``KeyError`` if there is none); connected clients are told the list changed."""
         with self._lock:
             del self._tools[name]
         self._audience.changed("notifications/tools/list_changed")
@@ -239,11 +227,7 @@ class Server:
         return resource
 
     def remove_resource(self, uri: str) -> None:
-        """Unregister a resource or template by its URI.
-
-        Raises:
-            KeyError: there is no such resource.
-        """
+        """Unregister a resource or template by its URI (``KeyError`` if there is none)."""
         with self._lock:
             if self._resources.pop(uri, None) is None:
                 del self._templates[uri]
@@ -276,12 +260,12 @@ class Server:
 
     # -- prompts --------------------------------------------------------------------------
 
-    @overload
-    def prompt(self, fn: F) -> F: ...
-
-    @overload
-    def prompt(self, fn: None = None, *, complete: Optional[Dict[str, Callable[..., Any]]] = None,
-               **options: Any) -> Callable[[F], F]: ...
+    if TYPE_CHECKING:  # as for tool()
+        @overload
+        def prompt(self, fn: F, *, complete: Optional[Dict[str, Callable[..., Any]]] = None, **options: Any) -> F: ...
+        @overload
+        def prompt(self, fn: None = None, *, complete: Optional[Dict[str, Callable[..., Any]]] = None,
+                   **options: Any) -> Callable[[F], F]: ...
 
     def prompt(self, fn: Optional[F] = None, *, complete: Optional[Dict[str, Callable[..., Any]]] = None,
                **options: Any) -> Union[F, Callable[[F], F]]:
@@ -290,13 +274,12 @@ class Server:
         ``complete`` maps an argument name to a completer (see :meth:`completion`);
         ``options`` are those of :meth:`add_prompt`.
         """
-        def register(func: F) -> F:
-            prompt = self.add_prompt(func, **options)
-            for argument, completer in (complete or {}).items():
-                self.add_completer(completer, prompt=prompt.name, argument=argument)
-            return func
-
-        return register(fn) if fn is not None else register
+        if fn is None:
+            return lambda func: self.prompt(func, complete=complete, **options)
+        prompt = self.add_prompt(fn, **options)
+        for argument, completer in (complete or {}).items():
+            self.add_completer(completer, prompt=prompt.name, argument=argument)
+        return fn
 
     def add_prompt(self, fn: Callable[..., Any], *, name: Optional[str] = None, title: Optional[str] = None,
                    description: Optional[str] = None, icons: Optional[List[Dict[str, Any]]] = None,
@@ -316,11 +299,7 @@ class Server:
         return prompt
 
     def remove_prompt(self, name: str) -> None:
-        """Unregister a prompt.
-
-        Raises:
-            KeyError: there is no such prompt.
-        """
+        """Unregister a prompt (``KeyError`` if there is none)."""
         with self._lock:
             del self._prompts[name]
         self._audience.changed("notifications/prompts/list_changed")

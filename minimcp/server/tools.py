@@ -12,7 +12,10 @@ the caller of ``call``).
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Dict, List, Optional
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
+if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
+    from typing import Any, Callable, Dict, List, Optional
 
 from ..logs import get_logger
 from .coroutines import finish, is_async

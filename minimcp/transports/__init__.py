@@ -20,7 +20,9 @@ stdin/stdout), ``memory`` (an in-process pair, for tests and embedding) and
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
+if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
+    from typing import Any, Callable, Dict, Optional
 
 from ..protocol import jsonrpc
 from ..errors import ConnectionClosed

@@ -21,7 +21,10 @@ import os
 import signal
 import sys
 import threading
-from typing import IO, Callable, Dict, Optional, Sequence
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
+if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
+    from typing import IO, Callable, Dict, Optional, Sequence
 
 from ..logs import get_logger
 from ..protocol import jsonrpc
