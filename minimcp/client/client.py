@@ -16,9 +16,9 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 from .. import __version__
 from ..errors import CapabilityError, ProtocolError
+from ..inflight import ProgressCallback
 from ..protocol.levels import LOG_LEVELS
 from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSION, PROTOCOL_VERSION, knows
-from ..inflight import ProgressCallback
 from ..session import Handler, Session
 from . import answers, handshake, tasks, wire
 from .results import Completion, Prompt, PromptResult, Resource, ResourceResult, ResourceTemplate, Tool, ToolResult

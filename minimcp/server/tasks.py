@@ -31,7 +31,13 @@ from typing import Any, Callable, Deque, Dict, List, Optional, Union
 
 from ..errors import CapabilityError, RPCError
 from ..logs import get_logger
-from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY, Request
+from ..protocol.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    Request,
+)
 from ..protocol.stateless import TASKS_EXTENSION, InputRequired
 from ..protocol.versions import MODERN_VERSION
 from ..threads import join, start_thread
