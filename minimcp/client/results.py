@@ -6,10 +6,18 @@ the fields it reads as it is made: one of the wrong type raises
 :class:`~minimcp.ProtocolError` naming it.
 """
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from ..errors import ProtocolError
 from .wire import field, obj, objects
+
+#: A JSON value as the server sent it (what ``json.loads`` gives: objects are dicts, arrays lists).
+JSONValue = Union[Dict[str, Any], List[Any], str, int, float, bool, None]
+
+#: One content block, as the server sent it: a dict with a ``"type"``: ``"text"`` (``text``),
+#: ``"image"`` / ``"audio"`` (base64 ``data``, ``mimeType``), ``"resource_link"`` (``uri``, ``name``),
+#: ``"resource"`` (an embedded ``resource``: ``uri`` and ``text`` or ``blob``).
+ContentBlock = Dict[str, Any]
 
 
 class Tool:
@@ -46,8 +54,10 @@ class ToolResult:
     A tool that failed is data, not an exception: check ``is_error``.
 
     Attributes:
-        content: the content blocks (dicts: text, image, audio, resource ...).
-        structured: ``structuredContent``, or ``None``.
+        content: the content blocks (:data:`ContentBlock` dicts: text, image, audio, resource ...).
+        structured: ``structuredContent``, or ``None``: a JSON object (a dict) in the handshake
+            versions; any JSON value from 2026-07-28 on (:data:`JSONValue`). Under a type
+            checker, narrow it first: ``if isinstance(result.structured, dict): ...``.
         is_error: True when the tool reported a failure.
         raw: the whole result dict from the wire.
     """
@@ -57,11 +67,11 @@ class ToolResult:
     def __init__(self, raw: Dict[str, Any]) -> None:
         what = "the server's answer to tools/call"
         self.raw: Dict[str, Any] = obj(raw, what)
-        self.content: List[Dict[str, Any]] = objects(raw, "content", what)
+        self.content: List[ContentBlock] = objects(raw, "content", what)
         for block in self.content:
             if block.get("type") == "text":
                 field(block, "text", str, f"{what}: a text block")
-        self.structured: Any = raw.get("structuredContent")
+        self.structured: JSONValue = raw.get("structuredContent")
         self.is_error: bool = field(raw, "isError", bool, what, False)
 
     @property
@@ -80,7 +90,8 @@ class _Raw:
     """A result object that keeps the wire dict in ``raw`` and shows its fields in ``repr``."""
 
     __slots__ = ("raw",)
-    _shown: Tuple[Any, ...] = ()
+    raw: Dict[str, Any]
+    _shown: Tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._shown)
