@@ -67,6 +67,10 @@ def typed_add() -> int:
     return add(2, 3)
 
 
+def typed_shout(ctx: Context) -> str:
+    return shout("hi", ctx)
+
+
 def typed_weather() -> Dict[str, float]:
     return weather("Paris")
 
