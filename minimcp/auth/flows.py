@@ -83,7 +83,7 @@ class OAuth(Authorizer):
         settings = settings or {}
         self.settings.client_id = self.settings.client_id or settings.get("client_id")
         self.settings.client_secret = self.settings.client_secret or settings.get("client_secret")
-        self.scopes = self.scopes or settings.get("scopes") or None
+        self.scopes: Optional[List[str]] = self.scopes or settings.get("scopes") or None
         self.callback_port = self.callback_port or settings.get("callback_port")
         return self
 

@@ -66,7 +66,7 @@ class AuthHTTP:
         self.timeout = timeout
         #: Trace the calls to stderr: ``None`` follows ``MINIMCP_TRACE``; ``connect(trace=True)`` sets it.
         self.trace: Optional[bool] = None
-        self.session = requests.Session()
+        self.session: requests.Session = requests.Session()
         self.session.trust_env = False  # no netrc credentials sent to an authorization server
 
     def close(self) -> None:

@@ -284,7 +284,7 @@ class Listener:
         self.session: Session = session
         self.filters: Dict[str, Any] = filters
         self.acknowledged: Optional[Dict[str, Any]] = None
-        self.ready = threading.Event()
+        self.ready: threading.Event = threading.Event()
         self.request_id: int = session.new_request_id()
         self._params: Dict[str, Any] = {}
         self._thread: Optional[threading.Thread] = None

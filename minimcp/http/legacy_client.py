@@ -42,7 +42,7 @@ class SSETransport(Transport):
                  timeout: float = 60.0) -> None:
         self.url = url
         self.timeout = timeout
-        self.http = requests.Session()
+        self.http: requests.Session = requests.Session()
         self.http.headers.update(headers or {})
         self.http.auth = auth
         self.endpoint: Optional[str] = None

@@ -256,7 +256,7 @@ class WSGIServer(socketserver.ThreadingMixIn, HTTPServer):
         #: path -> minimcp Server, served over WebSocket at that path
         self.websockets: Dict[str, Any] = dict(websockets or {})
         self.max_connections = max_connections
-        self.stopping = threading.Event()
+        self.stopping: threading.Event = threading.Event()
         self._connections: Dict[threading.Thread, socket.socket] = {}
         self._idle: Dict[socket.socket, None] = {}  # waiting for a request line, longest-waiting first
         self._closed_idle: Set[Any] = set()  # idle connections closed at the cap, their threads still ending

@@ -167,7 +167,7 @@ class ProtectedResource:
         parts = urlsplit(resource)
         path = parts.path.rstrip("/")
         #: Where the metadata is served: the RFC 9728 path-based URL first, then the root one.
-        self.metadata_paths = (WELL_KNOWN + path, WELL_KNOWN) if path else (WELL_KNOWN,)
+        self.metadata_paths: Tuple[str, ...] = (WELL_KNOWN + path, WELL_KNOWN) if path else (WELL_KNOWN,)
         self.metadata_url: str = f"{parts.scheme}://{parts.netloc}{self.metadata_paths[0]}"
         document: Dict[str, Any] = {"resource": resource, "authorization_servers": self.authorization_servers,
                                     "bearer_methods_supported": ["header"]}

@@ -38,7 +38,7 @@ from ..protocol.jsonrpc import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     Request,
 )
-from ..protocol.stateless import TASKS_EXTENSION, InputRequired
+from ..protocol.stateless import TASKS_EXTENSION, InputRequired, RequestMeta
 from ..protocol.versions import MODERN_VERSION
 from ..threads import join, start_thread
 from .connection import MAX_DEPTH, too_deep
@@ -79,7 +79,8 @@ class TaskContext(Context):
 
     def __init__(self, ctx: Context, runner: "TaskRunner", record: TaskRecord) -> None:
         super().__init__(ctx.session, Request(ctx.request_id, ctx.method, ctx.params), None)  # the creating request's parts
-        self.modern, self.answers = ctx.modern, dict(ctx.answers)
+        self.modern: Optional[RequestMeta] = ctx.modern
+        self.answers: Dict[str, Any] = dict(ctx.answers)
         self.task: TaskRecord = record
         self.runner: TaskRunner = runner
         self._cancelled = threading.Event()

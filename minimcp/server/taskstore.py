@@ -54,7 +54,7 @@ class TaskRecord:
         self.input_requests: Dict[str, Dict[str, Any]] = {}
         self.result: Optional[Dict[str, Any]] = None
         self.error: Optional[Dict[str, Any]] = None
-        self.owner = owner
+        self.owner: Any = owner  # the principal that created it (compared, never read)
 
     @property
     def terminal(self) -> bool:

@@ -207,10 +207,10 @@ class JWTVerifier:
                  algorithms: Sequence[str] = ("RS256", "PS256", "ES256", "ES384", "EdDSA"), leeway: float = 30.0,
                  timeout: float = 5.0, refetch_interval: float = 60.0, jwks_ttl: float = 3600.0,
                  failure_backoff: float = 5.0, cache_seconds: float = 300.0, session: Any = None) -> None:
-        self.jwt = _import_jwt()  # fail at configuration time, naming the extra
+        self.jwt: Any = _import_jwt()  # the PyJWT module; fail at configuration time, naming the extra
         self.issuer: str = issuer
         self.audience = audience
-        self.jwks_uri = jwks_uri
+        self.jwks_uri: Optional[str] = jwks_uri
         self.algorithms: List[str] = [a for a in algorithms if a != "none" and not a.startswith("HS")]
         self.leeway: float = leeway
         self.timeout = timeout
@@ -319,7 +319,7 @@ class IntrospectionVerifier:
         self.issuer = issuer
         self.auth_method: str = auth_method
         self.timeout: float = timeout
-        self.session = session or requests.Session()
+        self.session: Any = session or requests.Session()  # a requests.Session, or one like it
         self.cache: TokenCache = TokenCache(cache_seconds)
 
     def __repr__(self) -> str:

@@ -43,7 +43,7 @@ class WebSocketTransport(Transport):
         self.url = url
         self._errors = (websocket.WebSocketException, OSError)
         try:
-            self.ws = websocket.create_connection(url, subprotocols=["mcp"], timeout=timeout,
+            self.ws: websocket.WebSocket = websocket.create_connection(url, subprotocols=["mcp"], timeout=timeout,
                                                   header=[f"{k}: {v}" for k, v in (headers or {}).items()])
         except self._errors as exc:
             raise ConnectionClosed(f"cannot open a WebSocket to {url}: {exc}") from exc
