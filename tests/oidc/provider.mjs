@@ -17,7 +17,9 @@
 //   JWT access tokens (RFC 9068, signed RS256, keys at /jwks);
 // - token introspection (RFC 7662) and revocation, for the resource server client "mcp-server";
 // - refresh tokens (offline_access), and a client "short-lived" whose tokens live 1 second;
-// - a registered client is not pinned to the scopes it registered with (so it can step up).
+// - a registered client is not pinned to the scopes it registered with (so it can step up);
+// - an event log on stderr, one line per registration, authorization and token grant:
+//   `minimcp-event {"event": "grant.success", "grant_type": "refresh_token", ...}` (no token in it).
 import http from 'node:http';
 import Provider from 'oidc-provider';
 
@@ -86,6 +88,16 @@ server.listen(Number(process.env.OIDC_PORT || 0), '127.0.0.1', () => {
     },
   });
   provider.proxy = false;
+  // What a test may ask the provider's own log: which grants its token endpoint served, to whom.
+  const log = (event, ctx, extra) => process.stderr.write(`minimcp-event ${JSON.stringify({
+    event, client_id: ctx.oidc.client ? ctx.oidc.client.clientId : undefined,
+    grant_type: ctx.oidc.params ? ctx.oidc.params.grant_type : undefined,
+    scope: ctx.oidc.params ? ctx.oidc.params.scope : undefined,
+    resource: ctx.oidc.params ? ctx.oidc.params.resource : undefined, ...extra })}\n`);
+  provider.on('registration_create.success', (ctx) => log('registration_create.success', ctx, {}));
+  provider.on('authorization.success', (ctx) => log('authorization.success', ctx, {}));
+  provider.on('grant.success', (ctx) => log('grant.success', ctx, {}));
+  provider.on('grant.error', (ctx, error) => log('grant.error', ctx, { error: error.error }));
   server.on('request', provider.callback());
   process.stdout.write(`${JSON.stringify({ issuer, port, pid: process.pid })}\n`);
 });
