@@ -7,13 +7,16 @@ verifier (and, again, with the introspection verifier) is the resource server, a
 a ``webbrowser`` controller registered for the test (the standard library's own hook, what
 ``OAuth()`` opens the authorization URL with) follows the URL with ``requests``, signs in and
 consents on the provider's own pages, and delivers the redirect to the client's 127.0.0.1
-redirect listener, as a browser would. The provider's event log (provider.mjs) tells which
-grants its token endpoint served.
+redirect listener, as a browser would; or the same person is ``OAuth(browser=...)``, handing
+the redirected URL back. The provider's event log (provider.mjs) tells which metadata,
+registrations, authorizations and grants it served.
 
 The flow, step by step: 401 -> RFC 9728 metadata -> the provider's metadata -> dynamic client
 registration -> authorization code with PKCE S256 and ``resource`` -> a tool call as ``alice``;
 a stored token past its expiry -> a refresh_token grant, no browser; a tool needing a further
 scope -> 403 -> a second authorization with the union of the scopes -> the call succeeds.
+Then a service (client credentials, a client the provider knows), and bad input: a forged
+``state`` on the redirect, a provider paused (it never answers) and then stopped mid-way.
 """
 
 import contextlib
@@ -30,11 +33,10 @@ import requests
 import minimcp
 from minimcp import Context, Server
 from minimcp.auth import AuthError, ClientCredentials, MemoryTokenStore, OAuth
-from minimcp.errors import MCPError
 from minimcp.http.wsgiserver import BackgroundServer
 from minimcp.server.protection import ProtectedResource
 from minimcp.server.verifiers import IntrospectionVerifier, JWTVerifier
-from oidc.provider import RESOURCE_SERVER, SERVICE, OIDCProvider
+from oidc.provider import RESOURCE_SERVER, SERVICE, OIDCProvider, running
 
 #: Seconds any one client call may take here: nothing in these tests may hang.
 TIMEOUT = 20.0
@@ -58,13 +60,26 @@ def notes_server() -> Server:
     return server
 
 
+class Served(str):
+    """The MCP URL of a running protected server; ``requests`` lists the ``(method, path)`` it served."""
+
+    requests: List[tuple]
+
+
 @contextlib.contextmanager
-def protected(provider: OIDCProvider, verifier: str, path: str = "/mcp") -> Iterator[str]:
+def protected(provider: OIDCProvider, verifier: str, path: str = "/mcp") -> Iterator[Served]:
     """``notes_server()`` on a free 127.0.0.1 port, protected by the ``"jwt"`` or ``"introspection"``
     verifier, its authorization server ``provider``; the MCP URL."""
     slot = {}
-    running = BackgroundServer(lambda environ, start_response: slot["app"](environ, start_response))
-    url = running.url + path
+    seen: List[tuple] = []
+
+    def app(environ, start_response):
+        seen.append((environ["REQUEST_METHOD"], environ["PATH_INFO"]))
+        return slot["app"](environ, start_response)
+
+    running = BackgroundServer(app)
+    url = Served(running.url + path)
+    url.requests = seen
     if verifier == "jwt":
         check = JWTVerifier(provider.issuer, url)
     else:
@@ -106,8 +121,12 @@ class Person:
 
     def open(self, url: str, new: int = 0, autoraise: bool = True) -> bool:
         """``webbrowser``'s controller interface: log in, then deliver the redirect to the listener."""
-        arrived = requests.get(self.redirected(url), timeout=10)
-        self.delivered.append(arrived.status_code)
+        try:
+            redirected = self.redirected(url)
+        except requests.ConnectionError:  # the provider is down: the browser shows an error page
+            self.delivered.append(None)
+            return True
+        self.delivered.append(requests.get(redirected, timeout=10).status_code)
         return True
 
     open_new = open_new_tab = open
@@ -139,23 +158,34 @@ def expire_stored_token(store: MemoryTokenStore) -> None:
 
 # -- the whole flow -----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("verifier", ["jwt", "introspection"])
-def test_login_call_refresh_and_step_up_against_oidc_provider(oidc_provider, browser, verifier):
+@pytest.mark.parametrize("verifier, redirect", [("jwt", "listener"), ("introspection", "browser=")])
+def test_login_call_refresh_and_step_up_against_oidc_provider(oidc_provider, browser, verifier, redirect):
+    """The whole flow, with the JWT verifier and the redirect through the loopback listener, and with
+    the introspection verifier and the redirect handed back by ``OAuth(browser=...)``."""
     path = "/mcp" if verifier == "jwt" else "/opaque/mcp"  # the provider issues opaque tokens for "opaque"
     with protected(oidc_provider, verifier, path) as url:
         alice = Person(oidc_provider)
-        browser(alice)
         store = MemoryTokenStore()
-        grants_before = len(oidc_provider.events("grant.success"))
 
-        # 1. the first run: 401 -> discovery -> registration -> authorization code with PKCE -> call
-        with minimcp.connect(url, auth=OAuth(store=store, timeout=TIMEOUT, http_timeout=TIMEOUT),
-                             timeout=TIMEOUT) as client:
+        def oauth() -> OAuth:  # one per run of a script: only the store carries over
+            if redirect == "listener":
+                return OAuth(store=store, timeout=TIMEOUT, http_timeout=TIMEOUT)
+            return OAuth(store=store, browser=alice.redirected, http_timeout=TIMEOUT)
+
+        if redirect == "listener":
+            browser(alice)
+        before = len(oidc_provider.events())
+
+        # 1. the first run: 401 -> RFC 9728 metadata -> the provider's metadata -> registration
+        #    -> authorization code with PKCE S256 and resource -> the tool call
+        with minimcp.connect(url, auth=oauth(), timeout=TIMEOUT) as client:
             who = client.call_tool("whoami").structured
+        assert url.requests[:2] == [("POST", path), ("GET", "/.well-known/oauth-protected-resource" + path)]
         [first] = alice.authorizations
-        assert alice.delivered == [200]  # the listener took the redirect
         [registered] = oidc_provider.wait_for_events(1, "registration_create.success", client_id=first["client_id"])
-        assert first["redirect_uri"].startswith("http://127.0.0.1:") and first["redirect_uri"].endswith("/callback")
+        if redirect == "listener":
+            assert alice.delivered == [200]  # the client's loopback listener took the redirect
+            assert first["redirect_uri"].startswith("http://127.0.0.1:") and first["redirect_uri"].endswith("/callback")
         assert first["code_challenge_method"] == "S256" and len(first["code_challenge"]) == 43
         assert first["resource"] == url and first["response_type"] == "code" and first["state"]
         assert set(first["scope"].split()) == {"notes:read", "offline_access"} and first["prompt"] == "consent"
@@ -164,13 +194,15 @@ def test_login_call_refresh_and_step_up_against_oidc_provider(oidc_provider, bro
         [code] = oidc_provider.wait_for_events(1, "grant.success", client_id=first["client_id"],
                                                grant_type="authorization_code")
         assert code["resource"] == url
+        # the client's first request to the provider: its RFC 8414 metadata (it serves that too)
+        assert oidc_provider.events()[before] == dict(event="metadata", path="/.well-known/oauth-authorization-server",
+                                                      status=200)
         [token] = stored_tokens(store)
         assert token["refresh_token"] and token["issuer"] == oidc_provider.issuer and token["resource"] == url
 
         # 2. a later run finds the token expired: it refreshes it (no browser) and calls
         expire_stored_token(store)
-        with minimcp.connect(url, auth=OAuth(store=store, timeout=TIMEOUT, http_timeout=TIMEOUT),
-                             timeout=TIMEOUT) as client:
+        with minimcp.connect(url, auth=oauth(), timeout=TIMEOUT) as client:
             assert client.call_tool("whoami").structured["subject"] == "alice"
             [refresh] = oidc_provider.wait_for_events(1, "grant.success", client_id=first["client_id"],
                                                       grant_type="refresh_token")
@@ -187,10 +219,104 @@ def test_login_call_refresh_and_step_up_against_oidc_provider(oidc_provider, bro
         assert second["client_id"] == first["client_id"]  # the registration is reused
         assert {"notes:read", "notes:write"} <= set(second["scope"].split())
         assert second["resource"] == url and second["state"] != first["state"]
-        codes = oidc_provider.wait_for_events(2, "grant.success", client_id=first["client_id"],
-                                              grant_type="authorization_code")
-        assert len(codes) == 2
+        assert oidc_provider.wait_for_events(2, "grant.success", client_id=first["client_id"],
+                                             grant_type="authorization_code")[1]["resource"] == url
         [wider] = stored_tokens(store)
         assert {"notes:read", "notes:write"} <= set(wider["scopes"])
-        grants = [e["grant_type"] for e in oidc_provider.events("grant.success")[grants_before:]]
+        grants = [e["grant_type"] for e in oidc_provider.events("grant.success", client_id=first["client_id"])]
         assert grants == ["authorization_code", "refresh_token", "authorization_code"]
+        assert [e["event"] for e in oidc_provider.events()[before:] if e["event"] == "registration_create.success"] \
+            == ["registration_create.success"]  # registered once, in the first run
+
+
+# -- a service: client credentials ----------------------------------------------------------------
+
+def test_client_credentials_for_a_service_call_and_step_up(oidc_provider):
+    with protected(oidc_provider, "jwt") as url:
+        auth = ClientCredentials(*SERVICE, store=MemoryTokenStore(), http_timeout=TIMEOUT)
+        with minimcp.connect(url, auth=auth, timeout=TIMEOUT) as client:
+            who = client.call_tool("whoami").structured
+            assert who == {"subject": "service", "client": "service", "scopes": ["notes:read"]}
+            # a further scope: the 403 steps up with a second grant for the union, no person involved
+            assert client.call_tool("write_note", {"text": "x"}).text == "service wrote 'x'"
+        grants = oidc_provider.wait_for_events(2, "grant.success", client_id="service", resource=url)
+        assert [(g["grant_type"], set(g["scope"].split())) for g in grants] == [
+            ("client_credentials", {"notes:read"}), ("client_credentials", {"notes:read", "notes:write"})]
+
+
+# -- bad input, end to end ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("how", ["listener", "browser="])
+def test_a_redirect_with_a_wrong_state_is_refused_and_nothing_is_stored(oidc_provider, browser, how):
+    with protected(oidc_provider, "jwt") as url:
+        forger = Person(oidc_provider, tamper=lambda query: query.update(state="forged-" + query["state"]))
+        store = MemoryTokenStore()
+        if how == "listener":
+            browser(forger)
+            auth = OAuth(store=store, timeout=TIMEOUT, http_timeout=TIMEOUT)
+        else:
+            auth = OAuth(store=store, browser=forger.redirected, http_timeout=TIMEOUT)
+        with pytest.raises(AuthError, match="state does not match"):
+            minimcp.connect(url, auth=auth, timeout=TIMEOUT)
+        [asked] = forger.authorizations
+        assert oidc_provider.wait_for_events(1, "authorization.success", client_id=asked["client_id"])
+        assert not stored_tokens(store) and not [key for key, _ in store.items() if key[0] == "server"]
+        # the code was never redeemed: the provider's token endpoint saw nothing from this client
+        assert oidc_provider.events("grant.success", client_id=asked["client_id"]) == []
+        assert oidc_provider.events("grant.error", client_id=asked["client_id"]) == []
+
+
+@pytest.fixture
+def own_provider() -> Iterator[OIDCProvider]:
+    """An oidc-provider of this test's own, to pause and to stop."""
+    yield from running()
+
+
+def test_a_provider_paused_then_stopped_mid_way_gives_clear_errors_and_loses_nothing(own_provider, browser):
+    provider = own_provider
+    with protected(provider, "jwt") as url:
+        alice = Person(provider)
+        browser(alice)
+        store = MemoryTokenStore()
+
+        def later_run(http_timeout: float = TIMEOUT) -> "minimcp.Client":
+            """A new run of the script: a new OAuth object, the same store."""
+            return minimcp.connect(url, auth=OAuth(store=store, timeout=1.0, http_timeout=http_timeout),
+                                   timeout=TIMEOUT)
+
+        with minimcp.connect(url, auth=OAuth(store=store, timeout=1.0, http_timeout=TIMEOUT),
+                             timeout=TIMEOUT) as client:
+            assert client.call_tool("whoami").structured["subject"] == "alice"
+            [kept] = stored_tokens(store)
+
+            # paused: it accepts connections and never answers; a later run must refresh: it times out
+            expire_stored_token(store)
+            os.kill(provider.proc.pid, signal.SIGSTOP)
+            try:
+                started = time.monotonic()
+                with pytest.raises(AuthError, match="got no answer within 1 s; is the authorization server up"):
+                    later_run(http_timeout=1.0)
+                assert time.monotonic() - started < 10
+            finally:
+                os.kill(provider.proc.pid, signal.SIGCONT)
+            [still] = stored_tokens(store)  # the refresh token survived the failed attempt
+            assert still["refresh_token"] == kept["refresh_token"]
+            with later_run() as again:  # ... and works once the provider is back
+                assert again.call_tool("whoami").structured["subject"] == "alice"
+            assert provider.wait_for_events(1, "grant.success", grant_type="refresh_token")
+            [kept] = stored_tokens(store)  # the provider rotates a public client's refresh token
+
+            # stopped: the step-up's login cannot happen; the call fails saying so, the session lives on
+            provider.stop()
+            started = time.monotonic()
+            with pytest.raises(AuthError, match="no authorization response reached .* within 1 s"):
+                client.call_tool("write_note", {"text": "x"})
+            assert time.monotonic() - started < 10
+            assert alice.delivered[-1] is None  # the browser could not reach the provider
+            assert client.call_tool("whoami").structured["subject"] == "alice"
+        expire_stored_token(store)
+        with pytest.raises(AuthError, match=f"{provider.issuer}.* failed") as failed:
+            later_run()
+        assert "Connection refused" in str(failed.value) and str(failed.value).endswith("is the authorization server up?")
+        [left] = stored_tokens(store)
+        assert left["refresh_token"] == kept["refresh_token"]

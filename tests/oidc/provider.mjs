@@ -18,7 +18,7 @@
 // - token introspection (RFC 7662) and revocation, for the resource server client "mcp-server";
 // - refresh tokens (offline_access), and a client "short-lived" whose tokens live 1 second;
 // - a registered client is not pinned to the scopes it registered with (so it can step up);
-// - an event log on stderr, one line per registration, authorization and token grant:
+// - an event log on stderr, one line per metadata request, registration, authorization and token grant:
 //   `minimcp-event {"event": "grant.success", "grant_type": "refresh_token", ...}` (no token in it).
 import http from 'node:http';
 import Provider from 'oidc-provider';
@@ -89,11 +89,17 @@ server.listen(Number(process.env.OIDC_PORT || 0), '127.0.0.1', () => {
   });
   provider.proxy = false;
   // What a test may ask the provider's own log: which grants its token endpoint served, to whom.
-  const log = (event, ctx, extra) => process.stderr.write(`minimcp-event ${JSON.stringify({
-    event, client_id: ctx.oidc.client ? ctx.oidc.client.clientId : undefined,
-    grant_type: ctx.oidc.params ? ctx.oidc.params.grant_type : undefined,
-    scope: ctx.oidc.params ? ctx.oidc.params.scope : undefined,
-    resource: ctx.oidc.params ? ctx.oidc.params.resource : undefined, ...extra })}\n`);
+  const log = (event, ctx, extra) => {
+    const oidc = ctx.oidc || {};
+    const params = oidc.params || {};
+    process.stderr.write(`minimcp-event ${JSON.stringify({
+      event, client_id: oidc.client ? oidc.client.clientId : undefined, grant_type: params.grant_type,
+      scope: params.scope, resource: params.resource, ...extra })}\n`);
+  };
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.path.startsWith('/.well-known/')) log('metadata', ctx, { path: ctx.path, status: ctx.status });
+  });
   provider.on('registration_create.success', (ctx) => log('registration_create.success', ctx, {}));
   provider.on('authorization.success', (ctx) => log('authorization.success', ctx, {}));
   provider.on('grant.success', (ctx) => log('grant.success', ctx, {}));
