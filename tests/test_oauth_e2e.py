@@ -281,10 +281,10 @@ def test_a_provider_paused_then_stopped_mid_way_gives_clear_errors_and_loses_not
 
         def later_run(http_timeout: float = TIMEOUT) -> "minimcp.Client":
             """A new run of the script: a new OAuth object, the same store."""
-            return minimcp.connect(url, auth=OAuth(store=store, timeout=1.0, http_timeout=http_timeout),
+            return minimcp.connect(url, auth=OAuth(store=store, timeout=0.5, http_timeout=http_timeout),
                                    timeout=TIMEOUT)
 
-        with minimcp.connect(url, auth=OAuth(store=store, timeout=1.0, http_timeout=TIMEOUT),
+        with minimcp.connect(url, auth=OAuth(store=store, timeout=0.5, http_timeout=TIMEOUT),
                              timeout=TIMEOUT) as client:
             assert client.call_tool("whoami").structured["subject"] == "alice"
             [kept] = stored_tokens(store)
@@ -294,8 +294,8 @@ def test_a_provider_paused_then_stopped_mid_way_gives_clear_errors_and_loses_not
             os.kill(provider.proc.pid, signal.SIGSTOP)
             try:
                 started = time.monotonic()
-                with pytest.raises(AuthError, match="got no answer within 1 s; is the authorization server up"):
-                    later_run(http_timeout=1.0)
+                with pytest.raises(AuthError, match="got no answer within 0.5 s; is the authorization server up"):
+                    later_run(http_timeout=0.5)
                 assert time.monotonic() - started < 10
             finally:
                 os.kill(provider.proc.pid, signal.SIGCONT)
@@ -309,7 +309,7 @@ def test_a_provider_paused_then_stopped_mid_way_gives_clear_errors_and_loses_not
             # stopped: the step-up's login cannot happen; the call fails saying so, the session lives on
             provider.stop()
             started = time.monotonic()
-            with pytest.raises(AuthError, match="no authorization response reached .* within 1 s"):
+            with pytest.raises(AuthError, match="no authorization response reached .* within 0.5 s"):
                 client.call_tool("write_note", {"text": "x"})
             assert time.monotonic() - started < 10
             assert alice.delivered[-1] is None  # the browser could not reach the provider

@@ -88,7 +88,8 @@ server.listen(Number(process.env.OIDC_PORT || 0), '127.0.0.1', () => {
     },
   });
   provider.proxy = false;
-  // What a test may ask the provider's own log: which grants its token endpoint served, to whom.
+  // What a test may ask the provider's own log: which metadata, registrations, authorizations and
+  // grants it served, to whom (never a token, a code or a secret).
   const log = (event, ctx, extra) => {
     const oidc = ctx.oidc || {};
     const params = oidc.params || {};

@@ -169,8 +169,8 @@ class OIDCProvider:
         raise AssertionError("the provider never redirected back to the client")
 
     def events(self, event: Optional[str] = None, **fields: Any) -> List[Dict[str, Any]]:
-        """The provider's event log so far (registrations, authorizations, grants: see provider.mjs),
-        those named ``event`` whose fields match ``fields`` (``grant_type="refresh_token"``)."""
+        """The provider's event log so far (metadata requests, registrations, authorizations, grants:
+        see provider.mjs): those named ``event`` whose fields match ``fields`` (``grant_type="refresh_token"``)."""
         found = []
         for line in list(self.stderr):
             if line.startswith(EVENT):
