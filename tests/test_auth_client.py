@@ -87,6 +87,7 @@ def test_the_authorization_code_flow_from_401_to_a_tool_call():
         register, authorize = running.auth.calls("/register"), running.auth.calls("/authorize")
         assert len(register) == 1 and register[0]["application_type"] == "native"
         assert len(authorize) == 1 and authorize[0]["scope"] == "mcp:read"
+        assert "prompt" not in authorize[0]  # no offline_access asked for: no consent forced
         assert authorize[0]["resource"] == running.url and authorize[0]["code_challenge_method"] == "S256"
         [token_request] = running.auth.calls("/token")
         assert token_request["resource"] == running.url and token_request["code_verifier"]

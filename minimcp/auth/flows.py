@@ -125,6 +125,10 @@ class OAuth(Authorizer):
                      "resource": grant.resource}
             if scopes:
                 query["scope"] = " ".join(scopes)
+            if scopes and "offline_access" in scopes:
+                # OpenID Connect Core §11: an OpenID provider ignores offline_access (no refresh token)
+                # unless the request asks for consent; a plain OAuth server ignores the parameter
+                query["prompt"] = "consent"
             endpoint = metadata.get("authorization_endpoint")
             if not isinstance(endpoint, str):
                 raise AuthError(f"the authorization server {metadata['issuer']} has no authorization_endpoint "
