@@ -15,6 +15,7 @@ import time
 
 import pytest
 import requests
+from oauth_fixture import AuthServer, protect
 
 import minimcp
 from minimcp.auth import AuthError, ClientCredentials, FileTokenStore, MemoryTokenStore, OAuth
@@ -22,7 +23,6 @@ from minimcp.auth.discovery import parse_challenges
 from minimcp.auth.redirect import RedirectListener
 from minimcp.auth.store import default_folder
 from minimcp.http.wsgiserver import BackgroundServer
-from oauth_fixture import AuthServer, protect
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -13,9 +13,9 @@ from http.client import HTTPConnection
 
 import pytest
 import requests
+from test_http import ACCEPT, INIT, Raw, call, make_server
 
 from minimcp.http.wsgiserver import BackgroundServer
-from test_http import ACCEPT, INIT, Raw, call, make_server
 
 TOKENS = {"Bearer alice-token": "alice", "Bearer bob-token": "bob"}
 
@@ -302,8 +302,9 @@ def test_run_http_passes_max_connections_to_the_built_in_server():
     import os
     import subprocess
 
-    from conftest import EXAMPLES, PY
     from test_http import _free_port, _wait_until_listening
+
+    from conftest import EXAMPLES, PY
 
     port = _free_port()
     code = (f"import sys; sys.path.insert(0, {EXAMPLES!r}); from weather_server import server; "

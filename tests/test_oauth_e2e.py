@@ -29,6 +29,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 import requests
+from oidc.provider import RESOURCE_SERVER, SERVICE, OIDCProvider, running
 
 import minimcp
 from minimcp import Context, Server
@@ -36,7 +37,6 @@ from minimcp.auth import AuthError, ClientCredentials, MemoryTokenStore, OAuth
 from minimcp.http.wsgiserver import BackgroundServer
 from minimcp.server.protection import ProtectedResource
 from minimcp.server.verifiers import IntrospectionVerifier, JWTVerifier
-from oidc.provider import RESOURCE_SERVER, SERVICE, OIDCProvider, running
 
 #: Seconds any one client call may take here: nothing in these tests may hang.
 TIMEOUT = 20.0

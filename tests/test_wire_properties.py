@@ -17,16 +17,17 @@ from collections import Counter
 
 import pytest
 import requests
+from fuzz.strategies import batches, expected_ids, message, raw_lines, wire_values
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import PY, ROOT, TESTING_SERVER
-from fuzz.strategies import batches, expected_ids, message, raw_lines, wire_values
 from minimcp.client.client import Client
 from minimcp.errors import MCPError
 from minimcp.http.wsgiserver import BackgroundServer
 from minimcp.protocol import jsonrpc
 from minimcp.transports.stdio import SubprocessTransport
+
+from conftest import PY, ROOT, TESTING_SERVER
 
 SETTINGS = settings(max_examples=150, deadline=None, derandomize=True, database=None,
                     suppress_health_check=list(HealthCheck))
@@ -45,7 +46,7 @@ class StdioPeer:
     def __init__(self, version: str) -> None:
         self.proc = subprocess.Popen([PY, TESTING_SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL)
-        self.lines: "queue.Queue" = queue.Queue()
+        self.lines: queue.Queue = queue.Queue()
         self.reader = threading.Thread(target=self._read, name="test-stdout", daemon=True)
         self.reader.start()
         self.probes = 0
@@ -71,7 +72,7 @@ class StdioPeer:
             try:
                 line = self.lines.get(timeout=WAIT)
             except queue.Empty:
-                raise AssertionError(f"no answer for {missing} within {WAIT}s; got {got}")
+                raise AssertionError(f"no answer for {missing} within {WAIT}s; got {got}") from None
             assert line is not None, f"server closed stdout; got {got}"
             answer = json.loads(line)
             answers = answer if isinstance(answer, list) else [answer]
