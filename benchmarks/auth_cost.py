@@ -83,7 +83,7 @@ def oauth_holding_token(url: str) -> OAuth:
 
 def cpu_per_call(url: str, calls: int, **options) -> float:
     with minimcp.connect(url, timeout=30, **options) as client:
-        for i in range(50):  # warm up: connections, caches
+        for _ in range(50):  # warm up: connections, caches
             client.call_tool("echo", {"text": "warm"})
         started = time.process_time()
         for i in range(calls):

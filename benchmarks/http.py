@@ -346,7 +346,7 @@ def table(title, rows, columns, per_round, base, labels, base_label=None):
         if name not in per_round:
             continue
         cells = []
-        for heading, key, spec, scale, width, ratio in columns:
+        for _heading, key, spec, scale, width, ratio in columns:
             text = fmt(median_of(per_round, name, key), spec, scale)
             if key == "req_s" and (median_of(per_round, name, "client_cpu_pct") or 0) >= 100 * CLIENT_BOUND:
                 text += "*"

@@ -34,15 +34,15 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != HERE]  # benchmarks/http.py is not http
 import argparse  # noqa: E402
-import signal  # noqa: E402
+import http.client  # noqa: E402,F401  (the standard library's, before benchmarks/ goes back on the path)
 import shutil  # noqa: E402
+import signal  # noqa: E402
 import socket  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from concurrent.futures import ThreadPoolExecutor  # noqa: E402
-import http.client  # noqa: E402,F401  (the standard library's, before benchmarks/ goes back on the path)
 
 sys.path.append(HERE)
 sys.path.append(os.path.join(HERE, "http_parts"))

@@ -30,15 +30,27 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .errors import (CapabilityError, ConfigError, ConnectionClosed, MCPError, ProtocolError,  # noqa: E402
-                     RPCError, ServerNotFound, ServerStartError, Timeout, ToolError, Unauthorized)
-from .server.content import Audio, EmbeddedResource, Image, Message, ResourceLink  # noqa: E402
+from .errors import (  # noqa: E402
+    CapabilityError,
+    ConfigError,
+    ConnectionClosed,
+    MCPError,
+    ProtocolError,
+    RPCError,
+    ServerNotFound,
+    ServerStartError,
+    Timeout,
+    ToolError,
+    Unauthorized,
+)
 from .protocol.versions import PROTOCOL_VERSION  # noqa: E402
+from .server.content import Audio, EmbeddedResource, Image, Message, ResourceLink  # noqa: E402
 from .server.server import Context, Server  # noqa: E402
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
+
     from .client.client import Client
     from .client.connect import connect
 

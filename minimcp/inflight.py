@@ -59,7 +59,7 @@ class RequestContext:
     __slots__ = ("session", "request_id", "method", "params", "progress_token", "handler", "batch", "answered",
                  "_cancelled")
 
-    def __init__(self, session: Any, request: Request, handler: Any = None, batch: "Optional[Batch]" = None) -> None:
+    def __init__(self, session: Any, request: Request, handler: Any = None, batch: Optional[Batch] = None) -> None:
         self.session = session
         #: The function that answers it: ``handler(params, ctx)``.
         self.handler = handler

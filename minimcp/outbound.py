@@ -20,6 +20,7 @@ from .protocol.jsonrpc import Notification, Request
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Optional
+
     from .inflight import ProgressCallback
     from .threads import Dispatcher
 

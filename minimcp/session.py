@@ -19,12 +19,12 @@ from __future__ import annotations
 import threading
 import time
 
-from .logs import get_logger, trace
-from .protocol import jsonrpc
 from .errors import ConnectionClosed, RPCError
-from .protocol.jsonrpc import ErrorResponse, Malformed, Notification, Request, Response
 from .inflight import Batch, Incoming, Outgoing, RequestContext
+from .logs import get_logger, trace
 from .outbound import Outbound
+from .protocol import jsonrpc
+from .protocol.jsonrpc import ErrorResponse, Malformed, Notification, Request, Response
 from .threads import Dispatcher, Readers, WorkerPool, join, read_all, start_thread
 from .transports import Failed
 

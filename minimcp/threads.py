@@ -65,7 +65,7 @@ class WorkerPool:
 
     def __init__(self, max_workers: int) -> None:
         self.max_workers = max_workers
-        self._tasks: "queue.SimpleQueue" = queue.SimpleQueue()
+        self._tasks: queue.SimpleQueue = queue.SimpleQueue()
         self._idle = 0  # workers waiting for a task, not yet promised one (under _lock)
         self._threads: list = []
         self._lock = threading.Lock()
@@ -128,7 +128,7 @@ class Dispatcher:
         self.queued = 0
         #: Callbacks run so far (written by the dispatcher thread alone).
         self.ran = 0
-        self._queue: "Optional[queue.SimpleQueue]" = None
+        self._queue: Optional[queue.SimpleQueue] = None
         self._lock = threading.Lock()
         self._closed = False
         self._ran = threading.Condition()  # catch_up() waits on it

@@ -10,6 +10,7 @@ import threading
 import pytest
 
 import minimcp
+
 from conftest import PY, ROOT
 
 ASYNC_SERVER = os.path.join(ROOT, "tests", "servers", "async_server.py")
@@ -56,8 +57,9 @@ def test_cancelling_the_request_cancels_the_coroutine(client):
 
 
 def test_async_tool_over_http():
-    from minimcp.http.wsgiserver import BackgroundServer
     import sys
+
+    from minimcp.http.wsgiserver import BackgroundServer
 
     sys.path.insert(0, os.path.dirname(ASYNC_SERVER))
     from async_server import server

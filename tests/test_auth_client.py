@@ -15,6 +15,7 @@ import time
 
 import pytest
 import requests
+from oauth_fixture import AuthServer, protect
 
 import minimcp
 from minimcp.auth import AuthError, ClientCredentials, FileTokenStore, MemoryTokenStore, OAuth
@@ -22,7 +23,6 @@ from minimcp.auth.discovery import parse_challenges
 from minimcp.auth.redirect import RedirectListener
 from minimcp.auth.store import default_folder
 from minimcp.http.wsgiserver import BackgroundServer
-from oauth_fixture import AuthServer, protect
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -87,6 +87,7 @@ def test_the_authorization_code_flow_from_401_to_a_tool_call():
         register, authorize = running.auth.calls("/register"), running.auth.calls("/authorize")
         assert len(register) == 1 and register[0]["application_type"] == "native"
         assert len(authorize) == 1 and authorize[0]["scope"] == "mcp:read"
+        assert "prompt" not in authorize[0]  # no offline_access asked for: no consent forced
         assert authorize[0]["resource"] == running.url and authorize[0]["code_challenge_method"] == "S256"
         [token_request] = running.auth.calls("/token")
         assert token_request["resource"] == running.url and token_request["code_verifier"]

@@ -12,11 +12,12 @@ import subprocess
 
 import pytest
 
-from conftest import PY, ROOT, TESTING_SERVER, example
 from minimcp import cli
 from minimcp.client.config import ServerNotFound
-from minimcp.errors import ConnectionClosed, RPCError, Timeout
 from minimcp.client.results import Tool
+from minimcp.errors import ConnectionClosed, RPCError, Timeout
+
+from conftest import PY, ROOT, TESTING_SERVER, example
 
 WEATHER = ["--", PY, example("weather_server.py")]
 KB = ["--", PY, example("knowledge_base.py")]

@@ -13,6 +13,7 @@ import minimcp
 from minimcp import Context, Image, Server, ToolError
 from minimcp.session import Session
 from minimcp.transports import memory
+
 from conftest import PY, ROOT
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16

@@ -10,7 +10,8 @@ import os
 import pytest
 
 import minimcp
-from minimcp.client.config import (ConfigError, ServerNotFound, config_paths, find_server, load_config)
+from minimcp.client.config import ConfigError, ServerNotFound, config_paths, find_server, load_config
+
 from conftest import PY, example
 
 WEATHER = example("weather_server.py")

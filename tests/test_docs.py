@@ -44,4 +44,6 @@ def test_the_readme_renders_on_an_index():
         readme = f.read()
     links = re.findall(r"\]\(([^)]+)\)", readme)
     assert links and [link for link in links if not link.startswith(("https://", "http://", "#"))] == []
-    assert "pip install minimcp-sync" in readme.split("```")[0]  # the install line an index reader can use
+    # The two commands of a checkout come first; right after them, the line an index reader can use.
+    assert readme.split("```")[1].startswith("sh\npip install . && ")
+    assert "pip install minimcp-sync" in readme.split("```")[2].split("\n\n")[1]

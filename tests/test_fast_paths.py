@@ -13,8 +13,9 @@ import minimcp
 from minimcp import Server
 from minimcp.errors import ConnectionClosed, RPCError, Timeout
 from minimcp.http.wsgiserver import BackgroundServer
-from minimcp.transports.memory import pair
 from minimcp.session import Session
+from minimcp.transports.memory import pair
+
 from conftest import PY
 
 STDIO_SERVER = """

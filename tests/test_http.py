@@ -16,9 +16,10 @@ import requests
 
 import minimcp
 from minimcp import Context, Server
-from minimcp.http.wsgiserver import BackgroundServer
 from minimcp.http.app import bearer_token_auth
+from minimcp.http.wsgiserver import BackgroundServer
 from minimcp.protocol.jsonrpc import SESSION_NOT_FOUND
+
 from conftest import PY, ROOT, example
 
 ACCEPT = "application/json, text/event-stream"
@@ -341,8 +342,8 @@ def test_our_websocket_client_against_the_websockets_package():
     """The client against a WebSocket server this project did not write (the `websockets` package)."""
     from websockets.sync.server import serve
 
-    from minimcp.transports import Transport
     from minimcp.protocol import jsonrpc
+    from minimcp.transports import Transport
 
     class Bridge(Transport):  # our MCP server over their WebSocket connection
         def __init__(self, ws):

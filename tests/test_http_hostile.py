@@ -13,9 +13,9 @@ from http.client import HTTPConnection
 
 import pytest
 import requests
+from test_http import ACCEPT, INIT, Raw, call, make_server
 
 from minimcp.http.wsgiserver import BackgroundServer
-from test_http import ACCEPT, INIT, Raw, call, make_server
 
 TOKENS = {"Bearer alice-token": "alice", "Bearer bob-token": "bob"}
 
@@ -302,8 +302,9 @@ def test_run_http_passes_max_connections_to_the_built_in_server():
     import os
     import subprocess
 
-    from conftest import EXAMPLES, PY
     from test_http import _free_port, _wait_until_listening
+
+    from conftest import EXAMPLES, PY
 
     port = _free_port()
     code = (f"import sys; sys.path.insert(0, {EXAMPLES!r}); from weather_server import server; "
@@ -312,9 +313,14 @@ def test_run_http_passes_max_connections_to_the_built_in_server():
                             env=dict(os.environ, PYTHONPATH=os.path.dirname(EXAMPLES)))
     try:
         _wait_until_listening(proc, port)
-        with requests.get(f"http://127.0.0.1:{port}/sse", headers={"Accept": "text/event-stream"},
-                          stream=True, timeout=10) as busy:  # the one connection, not idle
-            assert busy.raw.read(1)
+        for _ in range(20):  # the probe's connection may still hold the one place a moment: 503, again
+            busy = requests.get(f"http://127.0.0.1:{port}/sse", headers={"Accept": "text/event-stream"},
+                                stream=True, timeout=10)
+            if busy.status_code == 200:
+                break
+            busy.close()
+        with busy:  # the one connection, not idle
+            assert busy.status_code == 200 and busy.raw.read(1)
             refused = requests.post(f"http://127.0.0.1:{port}/mcp", data=json.dumps(INIT), timeout=10,
                                     headers={"Accept": ACCEPT, "Content-Type": "application/json"})
             assert refused.status_code == 503

@@ -8,13 +8,25 @@ import pytest
 
 import minimcp
 from minimcp import Image, Server, ToolError
-from minimcp.client.adapters import (ToolCall, anthropic_result, handle_anthropic_call, handle_openai_chat_call,
-                              handle_openai_responses_call, openai_chat_result, openai_responses_result,
-                              parse_anthropic_call, parse_openai_chat_call, parse_openai_responses_call,
-                              to_anthropic_tools, to_openai_chat_tools, to_openai_responses_tools)
-from minimcp.http.wsgiserver import BackgroundServer
+from minimcp.client.adapters import (
+    ToolCall,
+    anthropic_result,
+    handle_anthropic_call,
+    handle_openai_chat_call,
+    handle_openai_responses_call,
+    openai_chat_result,
+    openai_responses_result,
+    parse_anthropic_call,
+    parse_openai_chat_call,
+    parse_openai_responses_call,
+    to_anthropic_tools,
+    to_openai_chat_tools,
+    to_openai_responses_tools,
+)
 from minimcp.client.hub import MAX_NAME, ServerStartError, ToolHub, qualified_names
 from minimcp.client.results import ToolResult
+from minimcp.http.wsgiserver import BackgroundServer
+
 from conftest import PY, example
 
 WEATHER = example("weather_server.py")

@@ -11,6 +11,7 @@ import sys
 import pytest
 
 import minimcp
+
 from conftest import PY, ROOT, example
 
 WEATHER = example("weather_server.py")

@@ -13,6 +13,7 @@ import pytest
 import requests
 
 import minimcp
+
 from conftest import PY, ROOT
 
 SERVERS = os.path.join(ROOT, "tests", "servers")
@@ -34,8 +35,8 @@ def check_mcp(url):
 
 @pytest.fixture
 def flask_site():
-    from werkzeug.serving import make_server
     from flask_app import make_site
+    from werkzeug.serving import make_server
 
     site, mcp_app = make_site()
     httpd = make_server("127.0.0.1", 0, site, threaded=True)
@@ -108,10 +109,10 @@ def django_site():
                            MIDDLEWARE=["django.middleware.common.CommonMiddleware",
                                        "django.middleware.csrf.CsrfViewMiddleware"])
         django.setup()
+    import django_project
     from django.core.handlers.wsgi import WSGIHandler
     from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
     from django.urls import clear_url_caches
-    import django_project
 
     mcp_app = django_project.mount()
     clear_url_caches()

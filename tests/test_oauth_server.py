@@ -21,13 +21,13 @@ from urllib.parse import urlencode
 
 import pytest
 import requests
+from oidc.provider import RESOURCE_SERVER, SERVICE, SHORT_LIVED, wait_until_expired
 
 import minimcp
 from minimcp import Context, RPCError, Server
 from minimcp.http.wsgiserver import BackgroundServer
 from minimcp.server.protection import ProtectedResource
 from minimcp.server.verifiers import IntrospectionVerifier, JWTVerifier
-from oidc.provider import RESOURCE_SERVER, SERVICE, SHORT_LIVED, wait_until_expired
 
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
            "MCP-Protocol-Version": "2025-11-25"}

@@ -18,6 +18,7 @@ import time
 import pytest
 
 import minimcp
+
 from conftest import PY, ROOT
 
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)

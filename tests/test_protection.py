@@ -210,8 +210,8 @@ def test_an_introspection_endpoint_down_or_silent_is_a_503(caplog):
     with silent_port() as silent:
         for endpoint, says in ((closed_port() + "/introspect", "failed"),
                                (silent + "/introspect", "did not answer within 0.5s")):
-            with serve(protect(lambda url: IntrospectionVerifier(endpoint, "rs", "secret", audience=url,
-                                                                 timeout=0.5))) as url:
+            with serve(protect(lambda url: IntrospectionVerifier(endpoint, "rs", "secret", audience=url,  # noqa: B023
+                                                                 timeout=0.5))) as url:  # (built in this iteration)
                 response = post(url, "Bearer some-opaque-token")
                 assert response.status_code == 503, response.text
                 assert says in response.json()["error"]["message"]

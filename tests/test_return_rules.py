@@ -7,6 +7,7 @@ import pytest
 
 import minimcp
 from minimcp.protocol.versions import knows
+
 from conftest import PY, ROOT
 
 RETURNS = os.path.join(ROOT, "tests", "servers", "returns_server.py")

@@ -28,9 +28,15 @@ import pytest
 
 from minimcp.protocol import jsonrpc
 from minimcp.server.content import Audio, Image, sniff_mime_type, tool_result
-from minimcp.server.schema import (FunctionSchema, is_context, is_simple, jsonschema_validate, parse_docstring,
-                                   type_hints, validate)
-
+from minimcp.server.schema import (
+    FunctionSchema,
+    is_context,
+    is_simple,
+    jsonschema_validate,
+    parse_docstring,
+    type_hints,
+    validate,
+)
 
 # -- types used by the tests ------------------------------------------------------------
 

@@ -8,8 +8,9 @@ import threading
 import pytest
 
 import minimcp
-from minimcp import CapabilityError, Context, ResourceLink, Server, Audio
+from minimcp import Audio, CapabilityError, Context, ResourceLink, Server
 from minimcp.http.wsgiserver import BackgroundServer
+
 from conftest import PY, RawServer, example
 
 KB = example("knowledge_base.py")
@@ -168,7 +169,7 @@ def test_a_handler_blocked_in_sampling_does_not_block_other_requests(kb):
     with kb(sampling_handler=slow_sampler) as client:
         waiter = threading.Thread(target=lambda: results.append(client.call_tool("summarize", {"doc_id": "mcp"})))
         waiter.start()
-        for i in range(20):
+        for _ in range(20):
             assert client.call_tool("search", {"query": "thread"}).structured["result"][0]["doc_id"] == "threads"
         assert not results  # still waiting on the sampling answer
         release.set()

@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from minimcp.protocol import jsonrpc
 from minimcp.errors import ConnectionClosed, RPCError, Timeout
+from minimcp.protocol import jsonrpc
 from minimcp.session import Session
 from minimcp.transports import memory
 

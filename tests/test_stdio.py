@@ -15,6 +15,7 @@ import time
 import pytest
 
 import minimcp
+
 from conftest import PY, ROOT, TESTING_SERVER, RawServer
 
 
@@ -180,7 +181,7 @@ def test_server_that_exits_before_the_handshake_reports_its_exit_code_and_stderr
 
 def test_server_killed_mid_call_fails_every_caller_fast():
     with start_testing_server() as client:
-        errors: "queue.Queue" = queue.Queue()
+        errors: queue.Queue = queue.Queue()
 
         def wait_forever():
             try:
@@ -226,7 +227,7 @@ def test_concurrent_calls_from_many_threads_are_matched():
 
 def test_timeout_sends_cancelled_and_the_handler_sees_it():
     """spec basic/lifecycle "Timeouts": on timeout the sender SHOULD send notifications/cancelled."""
-    lines: "queue.Queue" = queue.Queue()
+    lines: queue.Queue = queue.Queue()
     with start_testing_server(on_stderr=lines.put) as client:
         with pytest.raises(minimcp.Timeout):
             client.call_tool("wait_for_cancel", {"seconds": 30}, timeout=0.3)
@@ -275,7 +276,7 @@ def test_every_progress_report_has_reached_the_callback_when_call_tool_returns()
     with start_testing_server() as client:
         for call_number in range(30):
             progress = []
-            client.call_tool("count", {"n": 5}, on_progress=lambda p, t, m: progress.append(p))
+            client.call_tool("count", {"n": 5}, on_progress=lambda p, t, m: progress.append(p))  # noqa: B023 (used in this iteration)
             assert progress == [1, 2, 3, 4, 5], f"call {call_number}: {progress}"
 
 

@@ -99,7 +99,7 @@ class Proc:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-            raise AssertionError(f"the server did not exit in {timeout}s: {self.stop()}")
+            raise AssertionError(f"the server did not exit in {timeout}s: {self.stop()}") from None
         return code, self.proc.stdout.read(), self.stop()
 
     def stop(self):
@@ -193,7 +193,7 @@ def test_an_open_listen_request_does_not_hold_up_the_exit(stuck_server):
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_with_a_call_in_flight_cancels_it_and_exits_zero_quietly(stuck_server, sig, ctrl_c):
-    for attempt in range(3):  # the fatal error of a signal inside buffered I/O was a race: try a few times
+    for _ in range(3):  # the fatal error of a signal inside buffered I/O was a race: try a few times
         server = stuck_server()
         server.send(call(1, "wait_for_cancel", {"seconds": 60}))
         server.wait_stderr("started 1")

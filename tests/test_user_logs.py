@@ -6,8 +6,9 @@ import subprocess
 import time
 
 import minimcp
-from conftest import PY, example
 from minimcp.http.wsgiserver import BackgroundServer
+
+from conftest import PY, example
 
 BANNER_SERVER = f"""
 print("Welcome to the weather server!")   # a banner on stdout: not JSON-RPC

@@ -199,7 +199,7 @@ def run_cell(open_thread, threads, warmup, seconds, pids):
     except threading.BrokenBarrierError:
         for thread in workers:
             thread.join()
-        raise RuntimeError("a thread could not start: " + "; ".join(problems))
+        raise RuntimeError("a thread could not start: " + "; ".join(problems)) from None
     time.sleep(max(0.0, window["start"] - time.perf_counter()))
     cpu0, server0, wall0 = time.process_time(), server_cpu(pids), time.perf_counter()
     time.sleep(max(0.0, window["end"] - time.perf_counter()))

@@ -14,10 +14,9 @@ import time
 from importlib.metadata import version
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from raw_client import parse_args, summarize  # noqa: E402
-
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
+from raw_client import parse_args, summarize  # noqa: E402
 
 
 async def run(warmup, text, command):

@@ -158,8 +158,6 @@ def http_invalid_tool_headers(url: str, context: dict) -> None:
 
 def request_state(url: str, context: dict) -> None:
     """2026-07-28 input_required rounds: minimcp answers with the handlers and retries (SEP-2322)."""
-    client = None
-
     def answer(params: dict) -> dict:
         # Another call while test_mrtr_echo_state waits for this answer: it
         # must carry nothing of that call's round (inputResponses, requestState).

@@ -129,6 +129,10 @@ class OAuth(Authorizer):
                      "resource": grant.resource}
             if scopes:
                 query["scope"] = " ".join(scopes)
+            if scopes and "offline_access" in scopes:
+                # OpenID Connect Core §11: an OpenID provider ignores offline_access (no refresh token)
+                # unless the request asks for consent; a plain OAuth server ignores the parameter
+                query["prompt"] = "consent"
             endpoint = metadata.get("authorization_endpoint")
             if not isinstance(endpoint, str):
                 raise AuthError(f"the authorization server {metadata['issuer']} has no authorization_endpoint "
@@ -310,6 +314,10 @@ class BearerToken(requests.auth.AuthBase):
         """Add the header."""
         request.headers["Authorization"] = "Bearer " + self.token
         return request
+
+    def direct_headers(self, url: str) -> Dict[str, str]:
+        """The same header, for a POST that skips ``requests`` (http/direct.py)."""
+        return {"Authorization": "Bearer " + self.token}
 
     def __repr__(self) -> str:
         return "BearerToken([redacted])"

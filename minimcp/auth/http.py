@@ -88,6 +88,8 @@ class AuthHTTP:
         except requests.Timeout as exc:
             raise AuthError(f"{what} to {url} got no answer within {options['timeout']:g} s; "
                             f"is the authorization server up?") from exc
+        except requests.ConnectionError as exc:
+            raise AuthError(f"{what} to {url} failed: {exc}; is the authorization server up?") from exc
         except requests.RequestException as exc:
             raise AuthError(f"{what} to {url} failed: {exc}") from exc
         if self.trace if self.trace is not None else tracing():

@@ -35,21 +35,20 @@ import threading
 import time
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
+from ..errors import RPCError
 from ..logs import get_logger
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import Malformed, Request
 from ..protocol.stateless import RequestMeta, modern_version
 from ..protocol.versions import HTTP_DEFAULT_VERSION, LEGACY_VERSIONS, MODERN_VERSION, knows
-from ..errors import RPCError
 from ..server.connection import ServerConnection
 from ..server.protection import WELL_KNOWN, ProtectedResource, check_request_scopes
 from ..threads import WorkerPool
 from .headers import check_headers
 from .legacy_app import LegacyEndpoints
 from .replies import SSE_HEADERS, STATUS, HTTPError, error, modern_status, read_body, reply, session_not_found
+from .security import LOCAL_HOSTS, Unauthorized, authenticate, bearer_token_auth, check_host_and_origin, check_owner
 from .sockets import gone_probe
-from .security import (LOCAL_HOSTS, Unauthorized, authenticate, bearer_token_auth, check_host_and_origin,
-                       check_owner)
 from .streams import OPENING, EventStore, HTTPSessionTransport, MemoryEventStore, OutStream, format_event
 
 __all__ = ["MCPApp", "Unauthorized", "bearer_token_auth"]  # the last two: minimcp.wsgi's old names

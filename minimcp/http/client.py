@@ -22,17 +22,17 @@ from typing import Any, Callable, Dict, Optional, Set
 import requests
 import sseclient
 
+from ..errors import ConnectionClosed, MCPError
 from ..logs import get_logger
 from ..protocol import jsonrpc
+from ..protocol.jsonrpc import HTTP_ERROR, ErrorResponse, Request
 from ..protocol.stateless import NAME_FIELDS, modern_version
 from ..protocol.versions import MODERN_VERSION
-from .direct import DirectPost
-from .responses import abort, arriving, close_http, http_error, no_read_timeout  # noqa: F401  (old homes)
-from .headers import encode_header_value
-from ..errors import ConnectionClosed, MCPError
-from ..protocol.jsonrpc import HTTP_ERROR, ErrorResponse, Request
 from ..threads import WorkerPool, join, start_thread
 from ..transports import Failed, Transport
+from .direct import DirectPost
+from .headers import encode_header_value
+from .responses import abort, arriving, close_http, http_error, no_read_timeout  # noqa: F401  (old homes)
 
 log = get_logger(__name__)
 
@@ -83,7 +83,7 @@ class StreamableHTTPTransport(Transport):
         #: tool name -> {argument: header}: the x-mcp-header arguments to mirror (2026-07-28).
         self.param_headers: Dict[str, Dict[str, str]] = {}
         self._by_request: Dict[Any, Any] = {}
-        self._inbox: "queue.SimpleQueue" = queue.SimpleQueue()
+        self._inbox: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._readers: Set[threading.Thread] = set()
         self._responses: Set[Any] = set()
@@ -290,7 +290,7 @@ class StreamableHTTPTransport(Transport):
         """Read one POST's stream to its end, resuming it if it breaks before the answers came."""
         last_id, retry_ms = None, 1000
         try:
-            for attempt in range(_RESUME_ATTEMPTS + 1):
+            for _ in range(_RESUME_ATTEMPTS + 1):
                 last_id, retry_ms = self._consume(response, waiting, last_id, retry_ms)
                 if not waiting or self._closed:
                     return
@@ -358,7 +358,7 @@ class StreamableHTTPTransport(Transport):
 
     def _listen_loop(self) -> None:
         last_id, retry_ms = None, 1000
-        for attempt in range(1000):
+        for _ in range(1000):
             extra = {"Accept": "text/event-stream"}
             if last_id is not None:
                 extra["Last-Event-ID"] = last_id

@@ -20,9 +20,9 @@ import secrets
 import threading
 from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Tuple
 
+from ..logs import get_logger
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, Response
-from ..logs import get_logger
 from ..transports import Transport
 
 log = get_logger(__name__)
@@ -90,7 +90,7 @@ class MemoryEventStore(EventStore):
     def __init__(self, max_events: int = 1000, max_streams: int = 10_000) -> None:
         self.max_events = max_events
         self.max_streams = max_streams
-        self._streams: "collections.OrderedDict[str, Deque[Tuple[int, bytes]]]" = collections.OrderedDict()
+        self._streams: collections.OrderedDict[str, Deque[Tuple[int, bytes]]] = collections.OrderedDict()
         self._next: Dict[str, int] = {}
         self._lock = threading.Lock()
 

@@ -15,6 +15,7 @@ import threading
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, List, Set
+
     from .connection import ServerConnection
 
 UPDATED = "notifications/resources/updated"

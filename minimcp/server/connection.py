@@ -23,6 +23,7 @@ from .coroutines import finish
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Callable, Dict, Optional, Sequence
+
     from .server import Server
 
 log = get_logger(__name__)
@@ -44,7 +45,7 @@ def require_scopes(needed: Sequence[str], principal: Any, what: str) -> None:
 class ServerConnection:
     """One client's connection to a :class:`~minimcp.Server`: what it negotiated, and its session."""
 
-    def __init__(self, server: "Server", transport: Any, handlers: Dict[str, Callable[[dict, Context], Any]], *,
+    def __init__(self, server: Server, transport: Any, handlers: Dict[str, Callable[[dict, Context], Any]], *,
                  trace: bool = False, workers: Any = None, principal: Any = None,
                  close_on_eof: bool = False) -> None:
         self.server = server

@@ -81,7 +81,7 @@ class _Binary:
 
     block_type = ""
 
-    def __init__(self, data: Union[bytes, str, "os.PathLike[str]"], mime_type: Optional[str] = None) -> None:
+    def __init__(self, data: Union[bytes, str, os.PathLike[str]], mime_type: Optional[str] = None) -> None:
         if isinstance(data, (bytes, bytearray)):
             raw = bytes(data)
             guess = sniff_mime_type(raw)

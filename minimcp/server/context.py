@@ -20,6 +20,7 @@ from ..protocol.versions import knows
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Dict, List, Optional, Union
+
     from ..session import Session
     from .connection import ServerConnection
 
@@ -44,7 +45,7 @@ class Context(RequestContext):
 
     __slots__ = ("modern", "answers", "_asked", "_asks", "_batching")
 
-    def __init__(self, session: "Session", request: Request, handler: Any = None,
+    def __init__(self, session: Session, request: Request, handler: Any = None,
                  batch: Optional[Batch] = None) -> None:
         super().__init__(session, request, handler, batch)
         #: The request's 2026-07-28 metadata, or None for a handshake-era request.
@@ -56,7 +57,7 @@ class Context(RequestContext):
         self._batching = 0
 
     @property
-    def connection(self) -> "ServerConnection":
+    def connection(self) -> ServerConnection:
         """The client connection this request came in on."""
         return self.session.owner
 
@@ -143,7 +144,7 @@ class Context(RequestContext):
         if getattr(tool, "task", None) and type(extensions) is dict and TASKS_EXTENSION in extensions:
             raise StartTask()
 
-    def inputs(self) -> "_Inputs":
+    def inputs(self) -> _Inputs:
         """Ask for several things in one round (2026-07-28); elsewhere it changes nothing.
 
         Inside the block, a question with no answer yet returns ``None``; at

@@ -25,6 +25,7 @@ text each argument's ``description`` (see :mod:`minimcp.server.schema`).
 
 
 from __future__ import annotations
+
 import re
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)

@@ -34,7 +34,7 @@ class LogBridge:
         self._contexts: Dict[int, Any] = {}
         self._handler: Any = None
 
-    def handling(self, ctx: Any) -> "_Handling":
+    def handling(self, ctx: Any) -> _Handling:
         """A context manager mapping this thread to ``ctx`` while user code runs."""
         return _Handling(self, ctx)
 

@@ -17,12 +17,13 @@ from ..logs import get_logger
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Callable, List, Optional
+
     from .server import Server
 
 log = get_logger(__name__)
 
 
-def run(server: "Server", transport: str, host: str, port: int, websocket_path: Optional[str],
+def run(server: Server, transport: str, host: str, port: int, websocket_path: Optional[str],
         options: dict) -> None:
     """Serve ``server`` over ``transport`` until stopped (see :meth:`Server.run`).
 
@@ -57,7 +58,7 @@ def run(server: "Server", transport: str, host: str, port: int, websocket_path: 
     run_stdio(server)
 
 
-def run_stdio(server: "Server") -> None:
+def run_stdio(server: Server) -> None:
     """Serve one client on this process's stdin/stdout until stdin closes, SIGTERM or Ctrl-C.
 
     At the end of stdin, the requests read get the session's grace period to

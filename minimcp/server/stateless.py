@@ -28,8 +28,17 @@ if TYPE_CHECKING:  # annotations only: a stdio server starts without importing t
 from ..errors import CapabilityError, RPCError
 from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from ..protocol.levels import LOG_LEVELS
-from ..protocol.stateless import (CACHEABLE, LOG_LEVEL_KEY, MRTR_METHODS, SERVER_INFO_KEY, SUBSCRIPTION_KEY,
-                                  TASKS_EXTENSION, InputRequired, RequestMeta, missing_capability)
+from ..protocol.stateless import (
+    CACHEABLE,
+    LOG_LEVEL_KEY,
+    MRTR_METHODS,
+    SERVER_INFO_KEY,
+    SUBSCRIPTION_KEY,
+    TASKS_EXTENSION,
+    InputRequired,
+    RequestMeta,
+    missing_capability,
+)
 from ..protocol.versions import MODERN_VERSION, SUPPORTED_VERSIONS
 
 #: The extra params of a retry, left out when binding the state to the request.

@@ -17,14 +17,14 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing 
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
     from typing import Any, Callable, Dict, List, Optional
 
-from ..logs import get_logger
-from .coroutines import finish, is_async
-from .content import error_result, result_for_version, tool_result
 from ..errors import CapabilityError, RPCError, ToolError
+from ..inflight import RequestContext
+from ..logs import get_logger
 from ..protocol.stateless import InputRequired
 from ..protocol.versions import PROTOCOL_VERSION, knows, strip
+from .content import error_result, result_for_version, tool_result
+from .coroutines import finish, is_async
 from .schema import FunctionSchema, is_simple, jsonschema_validate, validate
-from ..inflight import RequestContext
 
 log = get_logger(__name__)
 

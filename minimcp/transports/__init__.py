@@ -24,8 +24,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing 
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
     from typing import Any, Callable, Dict, Optional
 
-from ..protocol import jsonrpc
 from ..errors import ConnectionClosed
+from ..protocol import jsonrpc
 
 
 class Failed:
@@ -63,7 +63,7 @@ class Transport:
     #: are no headers.
     param_headers: Optional[Dict[str, Dict[str, str]]] = None
 
-    def read(self) -> Optional["jsonrpc.Parsed"]:
+    def read(self) -> Optional[jsonrpc.Parsed]:
         """Return the next message, or ``None`` once the stream has ended."""
         raise NotImplementedError
 

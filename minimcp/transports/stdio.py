@@ -26,9 +26,9 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing 
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
     from typing import IO, Callable, Dict, Optional, Sequence
 
+from ..errors import ConnectionClosed
 from ..logs import get_logger
 from ..protocol import jsonrpc
-from ..errors import ConnectionClosed
 from . import Transport
 
 log = get_logger(__name__)
@@ -63,7 +63,7 @@ class StdioTransport(Transport):
         self._input_fd: Optional[int] = None  # this process's stdin, for end_input()
 
     @classmethod
-    def for_current_process(cls) -> "StdioTransport":
+    def for_current_process(cls) -> StdioTransport:
         """Take over this process's stdin/stdout for the wire.
 
         The wire gets a private duplicate of fd 1; fd 1 itself and
@@ -208,7 +208,7 @@ class SubprocessTransport(StdioTransport):
         super().__init__(self.process.stdout, self.process.stdin, skip_non_json=True)  # type: ignore[arg-type]
         self.shutdown_timeout = shutdown_timeout
         self._on_stderr = on_stderr
-        self._stderr_tail: "collections.deque[str]" = collections.deque(maxlen=20)
+        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
         self._closing = False
         self._stderr_thread = threading.Thread(
             target=self._drain_stderr, name=f"minimcp-stderr-{self.process.pid}", daemon=True)

@@ -23,9 +23,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 warnings.simplefilter("ignore")  # hypothesis warns that .example() is not for tests: this is not one
 
+from fuzz.strategies import expected_ids, raw_lines, wire_values  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from fuzz.strategies import expected_ids, raw_lines, wire_values  # noqa: E402
 from minimcp.errors import MCPError  # noqa: E402
 from minimcp.protocol import jsonrpc  # noqa: E402
 from minimcp.session import Session  # noqa: E402

@@ -21,8 +21,11 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 import httpx2
 from mcp.client import Client
 from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
-from mcp.client.auth.utils import (build_protected_resource_metadata_discovery_urls,
-                                   extract_resource_metadata_from_www_auth, extract_scope_from_www_auth)
+from mcp.client.auth.utils import (
+    build_protected_resource_metadata_discovery_urls,
+    extract_resource_metadata_from_www_auth,
+    extract_scope_from_www_auth,
+)
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken, ProtectedResourceMetadata
 

@@ -17,7 +17,9 @@
 //   JWT access tokens (RFC 9068, signed RS256, keys at /jwks);
 // - token introspection (RFC 7662) and revocation, for the resource server client "mcp-server";
 // - refresh tokens (offline_access), and a client "short-lived" whose tokens live 1 second;
-// - a registered client is not pinned to the scopes it registered with (so it can step up).
+// - a registered client is not pinned to the scopes it registered with (so it can step up);
+// - an event log on stderr, one line per metadata request, registration, authorization and token grant:
+//   `minimcp-event {"event": "grant.success", "grant_type": "refresh_token", ...}` (no token in it).
 import http from 'node:http';
 import Provider from 'oidc-provider';
 
@@ -86,6 +88,23 @@ server.listen(Number(process.env.OIDC_PORT || 0), '127.0.0.1', () => {
     },
   });
   provider.proxy = false;
+  // What a test may ask the provider's own log: which metadata, registrations, authorizations and
+  // grants it served, to whom (never a token, a code or a secret).
+  const log = (event, ctx, extra) => {
+    const oidc = ctx.oidc || {};
+    const params = oidc.params || {};
+    process.stderr.write(`minimcp-event ${JSON.stringify({
+      event, client_id: oidc.client ? oidc.client.clientId : undefined, grant_type: params.grant_type,
+      scope: params.scope, resource: params.resource, ...extra })}\n`);
+  };
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.path.startsWith('/.well-known/')) log('metadata', ctx, { path: ctx.path, status: ctx.status });
+  });
+  provider.on('registration_create.success', (ctx) => log('registration_create.success', ctx, {}));
+  provider.on('authorization.success', (ctx) => log('authorization.success', ctx, {}));
+  provider.on('grant.success', (ctx) => log('grant.success', ctx, {}));
+  provider.on('grant.error', (ctx, error) => log('grant.error', ctx, { error: error.error }));
   server.on('request', provider.callback());
   process.stdout.write(`${JSON.stringify({ issuer, port, pid: process.pid })}\n`);
 });

@@ -30,6 +30,8 @@ CACHE = os.path.join(os.path.expanduser("~"), ".cache", "minimcp-tests", "oidc")
 VERSION = os.environ.get("MINIMCP_OIDC_PROVIDER_VERSION", "9.13.3")
 CONFORMANCE_NODE = os.path.join(os.path.expanduser("~"), ".cache", "mcp-conformance", "node-bin")
 START_TIMEOUT = 30.0
+#: The prefix of provider.mjs's event lines on stderr.
+EVENT = "minimcp-event "
 
 #: The pre-registered clients of provider.mjs (id, secret).
 RESOURCE_SERVER = ("mcp-server", "mcp-server-secret")
@@ -165,6 +167,27 @@ class OIDCProvider:
             if url.startswith(redirect_uri):
                 return {k: v[0] for k, v in parse_qs(urlsplit(url).query).items()}
         raise AssertionError("the provider never redirected back to the client")
+
+    def events(self, event: Optional[str] = None, **fields: Any) -> List[Dict[str, Any]]:
+        """The provider's event log so far (metadata requests, registrations, authorizations, grants:
+        see provider.mjs): those named ``event`` whose fields match ``fields`` (``grant_type="refresh_token"``)."""
+        found = []
+        for line in list(self.stderr):
+            if line.startswith(EVENT):
+                entry = json.loads(line[len(EVENT):])
+                if (event is None or entry.get("event") == event) and all(entry.get(k) == v for k, v in fields.items()):
+                    found.append(entry)
+        return found
+
+    def wait_for_events(self, count: int, event: str, deadline: float = 10.0, **fields: Any) -> List[Dict[str, Any]]:
+        """At least ``count`` matching events (the log reaches us through a pipe, a moment after the
+        provider answered): bounded polling; the events found, however many, once the deadline passes."""
+        end = time.monotonic() + deadline
+        while True:
+            found = self.events(event, **fields)
+            if len(found) >= count or time.monotonic() > end:
+                return found
+            time.sleep(0.02)
 
     def token(self, **data: Any) -> requests.Response:
         """POST to the token endpoint (for a public client: ``client_id`` in ``data``)."""

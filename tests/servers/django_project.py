@@ -7,9 +7,9 @@ fresh app, so each test can close the app it used.
 
 from django.http import HttpResponse
 from django.urls import include, path
+from mounted_server import server
 
 from minimcp.http.django import mcp_urls
-from mounted_server import server
 
 
 def index(request):

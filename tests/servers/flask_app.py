@@ -7,9 +7,8 @@ defaults: a mounted app serves its endpoint at the mount point.
 """
 
 from flask import Flask
-from werkzeug.middleware.dispatcher import DispatcherMiddleware
-
 from mounted_server import server
+from werkzeug.middleware.dispatcher import DispatcherMiddleware
 
 
 def make_site():
