@@ -21,6 +21,7 @@ from ..protocol.levels import LOG_LEVELS
 from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSION, PROTOCOL_VERSION, knows
 from ..session import Handler, Session
 from . import answers, handshake, tasks, wire
+from .answers import Roots
 from .results import Completion, Prompt, PromptResult, Resource, ResourceResult, ResourceTemplate, Tool, ToolResult
 from .stateless import Listener, StatelessSide
 
@@ -98,7 +99,7 @@ class Client:
     def __init__(self, transport: Any, *, timeout: float = 60.0, client_info: Optional[Dict[str, Any]] = None,
                  trace: Optional[bool] = None, sampling_handler: Optional[Callable[[Dict[str, Any]], Dict[str, Any]]] = None,
                  sampling_tools: bool = False, elicitation_handler: Optional[Callable[[Dict[str, Any]], Dict[str, Any]]] = None,
-                 elicitation_modes: Sequence[str] = ("form",), roots: Optional[answers.Roots] = None,
+                 elicitation_modes: Sequence[str] = ("form",), roots: Optional[Roots] = None,
                  on_log: Optional[Callable[[Dict[str, Any]], Any]] = None, on_progress: Optional[Callable[[Dict[str, Any]], Any]] = None,
                  on_tools_changed: Optional[Callable[[], Any]] = None,
                  on_resources_changed: Optional[Callable[[], Any]] = None,
@@ -113,7 +114,7 @@ class Client:
         self.sampling_tools = sampling_tools
         self.elicitation_handler = elicitation_handler
         self.elicitation_modes: Tuple[str, ...] = tuple(elicitation_modes)
-        self.roots: Optional[answers.Roots] = roots
+        self.roots: Optional[Roots] = roots
         self.on_log = on_log
         self.on_progress = on_progress
         self.on_notification = on_notification
@@ -396,7 +397,7 @@ class Client:
             return
         self._call("logging/setLevel", {"level": level}, timeout=timeout)
 
-    def set_roots(self, roots: Optional[answers.Roots]) -> None:
+    def set_roots(self, roots: Optional[Roots]) -> None:
         """Replace the roots and tell the server (``notifications/roots/list_changed``)."""
         self.roots = roots
         if not self.modern:  # 2026-07-28 asks for roots afresh each time: nothing to tell
