@@ -25,8 +25,15 @@ import requests
 
 from ..errors import AuthError
 from ..logs import get_logger
-from .discovery import (Challenge, authorization_server_metadata, canonical_uri, legacy_metadata, origin_of,
-                        parse_challenges, resource_metadata)
+from .discovery import (
+    Challenge,
+    authorization_server_metadata,
+    canonical_uri,
+    legacy_metadata,
+    origin_of,
+    parse_challenges,
+    resource_metadata,
+)
 from .http import AuthHTTP
 from .signing import DPoPKey
 from .store import MemoryTokenStore, TokenStore
@@ -41,7 +48,7 @@ MAX_STEP_UPS = 2
 class Grant(NamedTuple):
     """What discovery found, handed to a flow's ``obtain()``."""
 
-    metadata: dict          # the authorization server's metadata (RFC 8414)
+    metadata: Dict[str, Any]          # the authorization server's metadata (RFC 8414)
     resource: str           # the RFC 8707 resource: the protected resource metadata's value, as published
     scopes: Optional[List[str]]
     server_url: str
@@ -52,14 +59,14 @@ class Authorizer(requests.auth.AuthBase):
 
     def __init__(self, *, scopes: Optional[List[str]] = None, store: Optional[TokenStore] = None,
                  dpop: Optional[bool] = None, http_timeout: float = 30.0) -> None:
-        self.scopes = list(scopes) if scopes else None
+        self.scopes: Optional[List[str]] = list(scopes) if scopes else None
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
         self.dpop = dpop
-        self.http = AuthHTTP(http_timeout)
+        self.http: AuthHTTP = AuthHTTP(http_timeout)
         self._lock = threading.RLock()  # one discovery and one flow at a time; requests go on meanwhile
         self._tokens: Dict[str, Token] = {}      # origin -> the token for the resource there
         self._servers: Dict[str, str] = {}       # origin -> the MCP server URL first seen there
-        self._metadata: Dict[str, dict] = {}     # issuer -> its metadata
+        self._metadata: Dict[str, Dict[str, Any]] = {}     # issuer -> its metadata
         self._dpop_key: Optional[DPoPKey] = None
         self._last = ("", "")                    # (url, origin) of the last request: urlsplit once per URL
 
@@ -75,7 +82,7 @@ class Authorizer(requests.auth.AuthBase):
         if trace:
             self.http.trace = True
 
-    def client_for(self, metadata: dict) -> Optional[ClientAuth]:
+    def client_for(self, metadata: Dict[str, Any]) -> Optional[ClientAuth]:
         """The client identity a refresh request authenticates with (``None``: a public client with no id)."""
         return None
 
@@ -96,7 +103,7 @@ class Authorizer(requests.auth.AuthBase):
             token = self._renew(origin, token)
         if token is not None:
             self._attach(request, token)
-        request.register_hook("response", self._on_response)
+        request.register_hook("response", self._on_response)  # type: ignore[no-untyped-call]  # unannotated in types-requests
         return request
 
     def direct_headers(self, url: str) -> Optional[Dict[str, str]]:
@@ -140,7 +147,7 @@ class Authorizer(requests.auth.AuthBase):
             if response.status_code == 401:
                 nonce = response.headers.get("DPoP-Nonce")
                 if not (error == "use_dpop_nonce" and self._dpop_key is not None
-                        and self._dpop_key.remember_nonce(request.url, nonce)):
+                        and self._dpop_key.remember_nonce(request.url or "", nonce)):
                     if authorizations >= 2:
                         raise AuthError(f"{request.url} still answers 401 after authorization"
                                         f"{': ' + challenge.params['error_description'] if 'error_description' in challenge.params else ''}"
@@ -155,7 +162,7 @@ class Authorizer(requests.auth.AuthBase):
                 self.authorize(request.url or "", challenge, sent, step_up=True)
             else:
                 return response
-            response.content  # read the refusal to its end, so its connection goes back to the pool
+            _ = response.content  # read the refusal to its end, so its connection goes back to the pool
             response.close()
             request = request.copy()
             request.headers.pop("Authorization", None)
@@ -208,7 +215,7 @@ class Authorizer(requests.auth.AuthBase):
             self._keep(origin, server_url, token)
             return token
 
-    def _issuer_metadata(self, issuer: str) -> dict:
+    def _issuer_metadata(self, issuer: str) -> Dict[str, Any]:
         metadata = self._metadata.get(issuer)
         if metadata is None:
             metadata = authorization_server_metadata(self.http, issuer)
@@ -218,7 +225,7 @@ class Authorizer(requests.auth.AuthBase):
             self._metadata[issuer] = metadata
         return metadata
 
-    def _choose_dpop(self, challenge: Challenge, document: dict, metadata: dict) -> None:
+    def _choose_dpop(self, challenge: Challenge, document: Dict[str, Any], metadata: Dict[str, Any]) -> None:
         wanted = self.dpop
         if wanted is None:  # automatic: when the resource asks for DPoP and the server can issue it
             wanted = (challenge.scheme == "dpop" or document.get("dpop_bound_access_tokens_required") is True) \
@@ -231,7 +238,7 @@ class Authorizer(requests.auth.AuthBase):
         """The DPoP key the tokens are bound to, once DPoP is in use."""
         return self._dpop_key
 
-    def _refresh(self, metadata: dict, token: Token) -> Optional[Token]:
+    def _refresh(self, metadata: Dict[str, Any], token: Token) -> Optional[Token]:
         """A refreshed token, or ``None`` when the server refused the refresh token (then: a new flow)."""
         form = {"grant_type": "refresh_token", "refresh_token": token.refresh_token or "", "resource": token.resource}
         try:

@@ -85,7 +85,7 @@ def resource_allowed(resource: str, server_url: str) -> bool:
     return path == prefix or path.startswith(prefix + "/")
 
 
-def resource_metadata(http: AuthHTTP, server_url: str, metadata_url: Optional[str]) -> Optional[dict]:
+def resource_metadata(http: AuthHTTP, server_url: str, metadata_url: Optional[str]) -> Optional[Dict[str, Any]]:
     """The server's Protected Resource Metadata, or ``None`` when it publishes none.
 
     Raises:
@@ -124,7 +124,7 @@ def metadata_urls(issuer: str) -> List[str]:
             f"{origin}{path}/.well-known/openid-configuration"]
 
 
-def authorization_server_metadata(http: AuthHTTP, issuer: str) -> Optional[dict]:
+def authorization_server_metadata(http: AuthHTTP, issuer: str) -> Optional[Dict[str, Any]]:
     """The metadata of the authorization server ``issuer``, or ``None`` when none of its URLs has any.
 
     Raises:
@@ -144,7 +144,7 @@ def authorization_server_metadata(http: AuthHTTP, issuer: str) -> Optional[dict]
     return None
 
 
-def legacy_metadata(http: AuthHTTP, server_url: str) -> dict:
+def legacy_metadata(http: AuthHTTP, server_url: str) -> Dict[str, Any]:
     """2025-03-26: the server's origin is its authorization server, with default endpoints if need be."""
     origin = origin_of(server_url)
     document = authorization_server_metadata(http, origin)

@@ -68,9 +68,13 @@ class OAuth(Authorizer):
                  callback_port: Optional[int] = None, interactive: bool = True) -> None:
         super().__init__(scopes=scopes, store=store if store is not None else FileTokenStore(), dpop=dpop,
                          http_timeout=http_timeout)
-        self.settings = ClientSettings(client_id, client_secret, issuer, client_metadata_url, client_name)
-        self.headless, self.browser, self.redirect_uri, self.timeout = headless, browser, redirect_uri, timeout
-        self.callback_port, self.interactive = callback_port, interactive
+        self.settings: ClientSettings = ClientSettings(client_id, client_secret, issuer, client_metadata_url, client_name)
+        self.headless: bool = headless
+        self.browser = browser
+        self.redirect_uri: Optional[str] = redirect_uri
+        self.timeout: float = timeout
+        self.callback_port = callback_port
+        self.interactive: bool = interactive
         self._clients: Dict[str, ClientAuth] = {}
 
     def configure(self, settings: Optional[Dict[str, Any]]) -> "OAuth":
@@ -79,11 +83,11 @@ class OAuth(Authorizer):
         settings = settings or {}
         self.settings.client_id = self.settings.client_id or settings.get("client_id")
         self.settings.client_secret = self.settings.client_secret or settings.get("client_secret")
-        self.scopes = self.scopes or settings.get("scopes") or None
+        self.scopes: Optional[List[str]] = self.scopes or settings.get("scopes") or None
         self.callback_port = self.callback_port or settings.get("callback_port")
         return self
 
-    def client_for(self, metadata: dict) -> Optional[ClientAuth]:
+    def client_for(self, metadata: Dict[str, Any]) -> Optional[ClientAuth]:
         """The identity used at ``metadata``'s issuer (for refreshes)."""
         client = self._clients.get(metadata["issuer"])
         if client is None:
@@ -169,7 +173,7 @@ class OAuth(Authorizer):
             probe(self, url)
 
 
-def check_redirect(redirected: str, state: str, metadata: dict) -> str:
+def check_redirect(redirected: str, state: str, metadata: Dict[str, Any]) -> str:
     """The ``code`` of an authorization response, once ``iss`` and ``state`` are checked (in that order).
 
     Raises:
@@ -211,10 +215,12 @@ class ClientCredentials(Authorizer):
         super().__init__(scopes=scopes, store=store, dpop=dpop, http_timeout=http_timeout)
         if client_secret is None and private_key is None:
             raise ValueError("ClientCredentials needs client_secret= or private_key=")
-        self.client_id, self.client_secret = client_id, client_secret
-        self.private_key, self.signing_algorithm = private_key, signing_algorithm
+        self.client_id: str = client_id
+        self.client_secret: Optional[str] = client_secret
+        self.private_key = private_key
+        self.signing_algorithm: str = signing_algorithm
 
-    def client_for(self, metadata: dict) -> Optional[ClientAuth]:
+    def client_for(self, metadata: Dict[str, Any]) -> Optional[ClientAuth]:
         """This service's identity, with the auth method the server lists."""
         return ClientAuth(self.client_id, self.client_secret,
                           choose_method(metadata, self.client_secret, self.private_key),
@@ -240,7 +246,8 @@ class JWTBearer(Authorizer):
                  scopes: Optional[List[str]] = None, store: Optional[TokenStore] = None,
                  dpop: Optional[bool] = None, http_timeout: float = 30.0) -> None:
         super().__init__(scopes=scopes, store=store, dpop=dpop, http_timeout=http_timeout)
-        self.assertion, self.client_id = assertion, client_id
+        self.assertion = assertion
+        self.client_id: Optional[str] = client_id
 
     def obtain(self, grant: Grant) -> Token:
         """A token for the workload's JWT."""
@@ -266,9 +273,12 @@ class EnterpriseAuth(Authorizer):
                  idp_client_secret: Optional[str] = None, scopes: Optional[List[str]] = None,
                  store: Optional[TokenStore] = None, http_timeout: float = 30.0) -> None:
         super().__init__(scopes=scopes, store=store, http_timeout=http_timeout)
-        self.id_token, self.idp_token_endpoint = id_token, idp_token_endpoint
-        self.client_id, self.client_secret = client_id, client_secret
-        self.idp_client_id, self.idp_client_secret = idp_client_id, idp_client_secret
+        self.id_token = id_token
+        self.idp_token_endpoint: str = idp_token_endpoint
+        self.client_id: str = client_id
+        self.client_secret: Optional[str] = client_secret
+        self.idp_client_id: Optional[str] = idp_client_id
+        self.idp_client_secret = idp_client_secret
 
     def obtain(self, grant: Grant) -> Token:
         """Exchange the ID token for an ID-JAG, then the ID-JAG for a token."""
@@ -330,10 +340,10 @@ def probe(auth: Authorizer, url: str) -> Optional[Token]:
     return auth.token_for(url)
 
 
-def _port(saved: Optional[dict]) -> int:
+def _port(saved: Optional[Dict[str, Any]]) -> int:
     """The loopback port a stored registration's redirect URI uses (reusing it keeps the registration valid)."""
     for uri in (saved or {}).get("redirect_uris", []):
-        port = urlsplit(uri).port
+        port: Optional[int] = urlsplit(uri).port
         if port:
             return port
     return 0

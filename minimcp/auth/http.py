@@ -52,7 +52,7 @@ def redact_body(body: Any) -> str:
     except ValueError:
         pairs = parse_qsl(body, keep_blank_values=True)
         if not pairs:
-            return body[:500]
+            return str(body[:500])
         return urlencode([(k, "[redacted]" if k in SECRET_FIELDS else v) for k, v in pairs])
     if isinstance(data, dict):
         data = {k: "[redacted]" if k in SECRET_FIELDS else v for k, v in data.items()}
@@ -66,7 +66,7 @@ class AuthHTTP:
         self.timeout = timeout
         #: Trace the calls to stderr: ``None`` follows ``MINIMCP_TRACE``; ``connect(trace=True)`` sets it.
         self.trace: Optional[bool] = None
-        self.session = requests.Session()
+        self.session: requests.Session = requests.Session()
         self.session.trust_env = False  # no netrc credentials sent to an authorization server
 
     def close(self) -> None:

@@ -64,8 +64,8 @@ class RedirectListener:
             if port == 0:
                 raise
             self._server = HTTPServer(("127.0.0.1", 0), Handler)  # the port we wanted is taken: any port will do
-        self.port = self._server.server_address[1]
-        self.redirect_uri = f"http://127.0.0.1:{self.port}{path}"
+        self.port: int = self._server.server_address[1]
+        self.redirect_uri: str = f"http://127.0.0.1:{self.port}{path}"
         self._thread = start_thread(lambda: self._server.serve_forever(poll_interval=0.2), "oauth-redirect")
 
     def wait(self, timeout: float) -> str:

@@ -12,7 +12,7 @@ never shown to another (2026-07-28, SEP-2352), so a server that moves to a
 new authorization server gets a new registration there.
 """
 
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 from ..errors import AuthError
 from .http import AuthHTTP
@@ -26,12 +26,16 @@ class ClientSettings:
     def __init__(self, client_id: Optional[str] = None, client_secret: Optional[str] = None,
                  issuer: Optional[str] = None, client_metadata_url: Optional[str] = None,
                  client_name: str = "minimcp", private_key: Any = None, signing_algorithm: str = "RS256") -> None:
-        self.client_id, self.client_secret, self.issuer = client_id, client_secret, issuer
-        self.client_metadata_url, self.client_name = client_metadata_url, client_name
-        self.private_key, self.signing_algorithm = private_key, signing_algorithm
+        self.client_id: Optional[str] = client_id
+        self.client_secret = client_secret
+        self.issuer = issuer
+        self.client_metadata_url: Optional[str] = client_metadata_url
+        self.client_name: str = client_name
+        self.private_key = private_key
+        self.signing_algorithm: str = signing_algorithm
 
 
-def identify(http: AuthHTTP, metadata: dict, settings: ClientSettings, store: TokenStore,
+def identify(http: AuthHTTP, metadata: Dict[str, Any], settings: ClientSettings, store: TokenStore,
              redirect_uris: List[str], grant_types: List[str], scopes: Optional[List[str]]) -> ClientAuth:
     """This client's identity at the authorization server ``metadata`` describes.
 
@@ -56,7 +60,7 @@ def identify(http: AuthHTTP, metadata: dict, settings: ClientSettings, store: To
                     f"(or, for minimcp login, --client-id and --client-secret)")
 
 
-def register(http: AuthHTTP, metadata: dict, settings: ClientSettings, store: TokenStore,
+def register(http: AuthHTTP, metadata: Dict[str, Any], settings: ClientSettings, store: TokenStore,
              redirect_uris: List[str], grant_types: List[str], scopes: Optional[List[str]]) -> ClientAuth:
     """Dynamic Client Registration (RFC 7591); the registration is stored under the issuer."""
     supported = metadata.get("token_endpoint_auth_methods_supported") or ["client_secret_basic"]

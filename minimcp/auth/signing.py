@@ -38,7 +38,8 @@ def client_assertion(client_id: str, audience: str, private_key: Any, algorithm:
     claims = {"iss": client_id, "sub": client_id, "aud": audience, "iat": now, "exp": now + 300,
               "jti": secrets.token_urlsafe(16)}
     try:
-        return jwt.encode(claims, private_key, algorithm=algorithm)
+        assertion: str = jwt.encode(claims, private_key, algorithm=algorithm)
+        return assertion
     except (ValueError, TypeError, jwt.exceptions.PyJWTError) as exc:
         raise AuthError(f"cannot sign the client assertion with {algorithm}: {exc}; "
                         f"pass a PEM private key that matches the algorithm") from exc
@@ -76,8 +77,9 @@ class DPoPKey:
             claims["nonce"] = nonce
         if access_token is not None:
             claims["ath"] = b64url(hashlib.sha256(access_token.encode("ascii")).digest())
-        return self._jwt.encode(claims, self._key, algorithm=self.algorithm,
-                                headers={"typ": "dpop+jwt", "jwk": self.jwk})
+        proof: str = self._jwt.encode(claims, self._key, algorithm=self.algorithm,
+                                      headers={"typ": "dpop+jwt", "jwk": self.jwk})
+        return proof
 
     def remember_nonce(self, url: str, nonce: Optional[str]) -> bool:
         """Keep a server's ``DPoP-Nonce``; True when it is a new one (worth a retry)."""

@@ -17,7 +17,7 @@ import json
 import os
 import sys
 import threading
-from typing import Dict, Iterator, Optional, Tuple
+from typing import Any, Dict, Iterator, Optional, Tuple
 
 Key = Tuple[str, ...]
 
@@ -25,11 +25,11 @@ Key = Tuple[str, ...]
 class TokenStore:
     """The interface: ``load()``, ``save()``, ``delete()``, ``items()``. Subclass it to keep tokens elsewhere."""
 
-    def load(self, key: Key) -> Optional[dict]:
+    def load(self, key: Key) -> Optional[Dict[str, Any]]:
         """The object saved under ``key``, or ``None``."""
         raise NotImplementedError
 
-    def save(self, key: Key, value: dict) -> None:
+    def save(self, key: Key, value: Dict[str, Any]) -> None:
         """Keep ``value`` under ``key`` (replacing what was there)."""
         raise NotImplementedError
 
@@ -37,7 +37,7 @@ class TokenStore:
         """Forget ``key`` (no error if it is not there)."""
         raise NotImplementedError
 
-    def items(self) -> Iterator[Tuple[Key, dict]]:
+    def items(self) -> Iterator[Tuple[Key, Dict[str, Any]]]:
         """Every ``(key, value)`` kept (``minimcp logout`` walks them)."""
         raise NotImplementedError
 
@@ -46,16 +46,16 @@ class MemoryTokenStore(TokenStore):
     """A store that lives as long as the object: for tests and short-lived services."""
 
     def __init__(self) -> None:
-        self._data: Dict[Key, dict] = {}
+        self._data: Dict[Key, Dict[str, Any]] = {}
         self._lock = threading.Lock()
 
-    def load(self, key: Key) -> Optional[dict]:
+    def load(self, key: Key) -> Optional[Dict[str, Any]]:
         """The object saved under ``key``, or ``None``."""
         with self._lock:
             value = self._data.get(tuple(key))
         return dict(value) if value is not None else None
 
-    def save(self, key: Key, value: dict) -> None:
+    def save(self, key: Key, value: Dict[str, Any]) -> None:
         """Keep a copy of ``value`` under ``key``."""
         with self._lock:
             self._data[tuple(key)] = dict(value)
@@ -65,7 +65,7 @@ class MemoryTokenStore(TokenStore):
         with self._lock:
             self._data.pop(tuple(key), None)
 
-    def items(self) -> Iterator[Tuple[Key, dict]]:
+    def items(self) -> Iterator[Tuple[Key, Dict[str, Any]]]:
         """Every ``(key, value)`` kept."""
         with self._lock:
             return iter(list(self._data.items()))
@@ -87,13 +87,13 @@ class FileTokenStore(TokenStore):
     """
 
     def __init__(self, folder: Optional[str] = None) -> None:
-        self.folder = folder or default_folder()
+        self.folder: str = folder or default_folder()
 
     def _path(self, key: Key) -> str:
         digest = hashlib.sha256("\0".join(key).encode()).hexdigest()[:32]
         return os.path.join(self.folder, f"{key[0]}-{digest}.json")
 
-    def load(self, key: Key) -> Optional[dict]:
+    def load(self, key: Key) -> Optional[Dict[str, Any]]:
         """The object saved under ``key``, or ``None`` (also for a file that is not ours or not JSON)."""
         try:
             with open(self._path(key), encoding="utf-8") as f:
@@ -102,9 +102,10 @@ class FileTokenStore(TokenStore):
             return None
         if not isinstance(record, dict) or record.get("key") != list(key) or not isinstance(record.get("value"), dict):
             return None
-        return record["value"]
+        value: Dict[str, Any] = record["value"]
+        return value
 
-    def save(self, key: Key, value: dict) -> None:
+    def save(self, key: Key, value: Dict[str, Any]) -> None:
         """Write ``value`` under ``key``: mode 0600 in a 0700 folder."""
         os.makedirs(self.folder, mode=0o700, exist_ok=True)
         path = self._path(key)
@@ -128,7 +129,7 @@ class FileTokenStore(TokenStore):
         except FileNotFoundError:
             pass
 
-    def items(self) -> Iterator[Tuple[Key, dict]]:
+    def items(self) -> Iterator[Tuple[Key, Dict[str, Any]]]:
         """Every ``(key, value)`` in the folder."""
         try:
             names = sorted(os.listdir(self.folder))

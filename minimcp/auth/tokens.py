@@ -35,16 +35,17 @@ class Token(NamedTuple):
         """True when the token expires within ``margin`` seconds (or has)."""
         return self.expires_at is not None and time.time() > self.expires_at - margin
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> Dict[str, Any]:
         """The token as JSON, for a store."""
         return self._asdict()
 
     @classmethod
-    def from_dict(cls, data: dict) -> Optional["Token"]:
+    def from_dict(cls, data: Dict[str, Any]) -> Optional["Token"]:
         """A token read back from a store, or ``None`` if the record is not one."""
         if not isinstance(data, dict) or not isinstance(data.get("access_token"), str):
             return None
-        return cls(**{field: data.get(field, cls._field_defaults.get(field)) for field in cls._fields})
+        fields: Dict[str, Any] = {field: data.get(field, cls._field_defaults.get(field)) for field in cls._fields}
+        return cls(**fields)
 
 
 class ClientAuth(NamedTuple):
@@ -57,7 +58,7 @@ class ClientAuth(NamedTuple):
     signing_algorithm: str = "RS256"
 
 
-def choose_method(metadata: dict, secret: Optional[str], private_key: Any = None) -> str:
+def choose_method(metadata: Dict[str, Any], secret: Optional[str], private_key: Any = None) -> str:
     """The token endpoint auth method to use, from what the server lists (RFC 8414 default: basic)."""
     supported = metadata.get("token_endpoint_auth_methods_supported") or ["client_secret_basic"]
     if private_key is not None:
@@ -84,7 +85,7 @@ def _authenticate(client: ClientAuth, form: Dict[str, str], headers: Dict[str, s
         form["client_id"] = client.client_id
 
 
-def request_token(http: AuthHTTP, metadata: dict, client: Optional[ClientAuth], form: Dict[str, str], *,
+def request_token(http: AuthHTTP, metadata: Dict[str, Any], client: Optional[ClientAuth], form: Dict[str, str], *,
                   resource: str, dpop: Optional[DPoPKey] = None, what: str = "the token request",
                   requested: Optional[List[str]] = None) -> Token:
     """POST ``form`` (a grant) to the token endpoint; the token it issues.

@@ -40,9 +40,21 @@ import sys
 from typing import Optional, Sequence
 
 from .. import __version__
-from .command_line import (EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_SERVER, EXIT_USAGE, LOCAL_COMMANDS,
-                           UsageError, build_parser, convert_arguments, parse_args, parse_value, split_pairs,
-                           wants_string)
+from .command_line import (
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_SERVER,
+    EXIT_USAGE,
+    LOCAL_COMMANDS,
+    UsageError,
+    build_parser,
+    convert_arguments,
+    parse_args,
+    parse_value,
+    split_pairs,
+    wants_string,
+)
 from .commands import COMMANDS, explain, run
 from .output import ProgressBar, format_result, render_progress, signature
 

@@ -105,7 +105,7 @@ def build_parser() -> Tuple[argparse.ArgumentParser, Dict[str, argparse.Argument
     """Return the ``minimcp`` parser and its subcommand parsers by name."""
     listing = "\n".join(f"  {name:<10} {summary}" for name, (summary, _, _) in _COMMANDS.items())
     listing += "\n" + "\n".join(f"  {name:<10} {summary}" for name, summary in LOCAL_COMMANDS.items())
-    parser = _Parser(prog="minimcp", usage="minimcp COMMAND [options] [TARGET] [ARGS ...] "
+    parser: argparse.ArgumentParser = _Parser(prog="minimcp", usage="minimcp COMMAND [options] [TARGET] [ARGS ...] "
                                            "[-- SERVER_COMMAND [ARG ...]]",
                      description="Talk to an MCP server: list and call its tools, read its resources, "
                                  f"render its prompts.\n\ncommands:\n{listing}\n\n"
@@ -114,7 +114,7 @@ def build_parser() -> Tuple[argparse.ArgumentParser, Dict[str, argparse.Argument
     parser.add_argument("--version", action="version", version=f"minimcp {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", help=argparse.SUPPRESS, required=True)
     common = _common_options()
-    subparsers = {}
+    subparsers: Dict[str, argparse.ArgumentParser] = {}
     for name, (summary, words, key_values) in _COMMANDS.items():
         sub = commands.add_parser(name, prog=f"minimcp {name}", help=summary, usage=_usage(name, words, key_values),
                                   description=summary[0].upper() + summary[1:] + ".", parents=[common],
@@ -242,7 +242,7 @@ def wants_string(prop: Any) -> bool:
     return bool(branches) and all(wants_string(branch) for branch in branches)
 
 
-def convert_arguments(pairs: Sequence[Tuple[str, str]], schema: Optional[dict] = None) -> Dict[str, Any]:
+def convert_arguments(pairs: Sequence[Tuple[str, str]], schema: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """Turn ``key=value`` pairs into a tool's arguments, guided by its ``inputSchema``."""
     properties = (schema or {}).get("properties") or {}
     return {key: raw if wants_string(properties.get(key)) else parse_value(raw) for key, raw in pairs}

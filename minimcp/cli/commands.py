@@ -15,9 +15,18 @@ from ..client.client import Client
 from ..client.connect import connect
 from ..errors import CapabilityError, ConnectionClosed, MCPError, ProtocolError, RPCError, ServerNotFound, Timeout
 from .command_line import EXIT_ERROR, EXIT_OK, EXIT_SERVER, EXIT_USAGE, UsageError, convert_arguments
-from .output import (ProgressBar, _describe_contents, _described, _dump, _emit, _indent, format_block, format_result,
-                     format_tool, show_logs)
-
+from .output import (
+    ProgressBar,
+    _describe_contents,
+    _described,
+    _dump,
+    _emit,
+    _indent,
+    format_block,
+    format_result,
+    format_tool,
+    show_logs,
+)
 
 # -- the commands -------------------------------------------------------------------------------
 

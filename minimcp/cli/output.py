@@ -6,7 +6,7 @@ everything here turns MCP data into text for a person at a terminal.
 
 import json
 import threading
-from typing import Any, Optional, Sequence, TextIO, Tuple
+from typing import Any, Dict, Optional, Sequence, TextIO, Tuple
 
 from ..client.results import Tool
 
@@ -113,11 +113,11 @@ def _decoded_size(data: str) -> int:
     return len(data.rstrip("=")) * 3 // 4  # the length of the bytes a base64 string holds
 
 
-def format_block(block: dict) -> str:
+def format_block(block: Dict[str, Any]) -> str:
     """Show one content block: text as it is, anything else as a one-line summary."""
     kind = block.get("type")
     if kind == "text":
-        return block.get("text", "")
+        return str(block.get("text", ""))
     if kind in ("image", "audio"):
         return f"[{kind}: {block.get('mimeType', '?')}, {_size(_decoded_size(block.get('data', '')))}]"
     if kind == "resource_link":
@@ -128,7 +128,7 @@ def format_block(block: dict) -> str:
     return f"[{kind} content]"
 
 
-def _describe_contents(entry: dict) -> str:
+def _describe_contents(entry: Dict[str, Any]) -> str:
     """``uri (mime, size)`` for one resource entry."""
     if "text" in entry:
         size = f"{len(entry['text'])} characters"
@@ -148,7 +148,7 @@ def _as_json(text: str) -> Any:
         return _NOT_JSON
 
 
-def format_result(content: Sequence[dict], structured: Any) -> str:
+def format_result(content: Sequence[Dict[str, Any]], structured: Any) -> str:
     """Show a tool result: its blocks, and structured content pretty-printed.
 
     A text block that only repeats the structured content as JSON (as the spec
@@ -204,7 +204,7 @@ class ProgressBar:
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
-        self.enabled = stream.isatty()
+        self.enabled: bool = stream.isatty()
         self._lock = threading.Lock()
         self._drawn = self._done = False
 

@@ -32,8 +32,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
-from .client import Client
 from ..errors import RPCError
+from .client import Client
 from .hub import ToolHub
 from .results import Tool, ToolResult
 
@@ -57,7 +57,7 @@ __all__ = [
 #: What runs a model's tool calls: one server's client, or a hub of several.
 Caller = Union[Client, ToolHub]
 #: Where tool definitions come from: a client or hub, or its tools (``Tool`` or ``tools/list`` dicts).
-Tools = Union[Client, ToolHub, Iterable[Union[Tool, dict]]]
+Tools = Union[Client, ToolHub, Iterable[Union[Tool, Dict[str, Any]]]]
 
 #: The tool names both vendors accept.
 API_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -101,12 +101,12 @@ def _tool_list(tools: Tools) -> List[Tool]:
     return found
 
 
-def _described(tool: Tool) -> Tuple[str, str, dict]:
+def _described(tool: Tool) -> Tuple[str, str, Dict[str, Any]]:
     # A copy of the schema: a caller adjusting one API's tools must not change the client's cache.
     return tool.name, tool.description or tool.title or "", copy.deepcopy(tool.input_schema)
 
 
-def to_openai_chat_tools(tools: Tools) -> List[dict]:
+def to_openai_chat_tools(tools: Tools) -> List[Dict[str, Any]]:
     """Return ``tools`` as Chat Completions ``tools``: ``{"type": "function", "function": {...}}``.
 
     Args:
@@ -127,7 +127,7 @@ def to_openai_chat_tools(tools: Tools) -> List[dict]:
     return result
 
 
-def to_openai_responses_tools(tools: Tools) -> List[dict]:
+def to_openai_responses_tools(tools: Tools) -> List[Dict[str, Any]]:
     """Return ``tools`` as Responses API ``tools``: ``{"type": "function", "name", ...}``.
 
     ``strict`` is false: the Responses API makes it true by default, and a
@@ -144,7 +144,7 @@ def to_openai_responses_tools(tools: Tools) -> List[dict]:
     return result
 
 
-def to_anthropic_tools(tools: Tools) -> List[dict]:
+def to_anthropic_tools(tools: Tools) -> List[Dict[str, Any]]:
     """Return ``tools`` as Messages API ``tools``: ``{"name", "description", "input_schema"}``.
 
     Args, Returns and Raises: as for :func:`to_openai_chat_tools`.
@@ -266,11 +266,11 @@ def run_tool_call(target: Caller, call: ToolCall, *, timeout: Optional[float] = 
 # -- results back to the model -----------------------------------------------------------------
 
 
-def _text(text: str) -> dict:
+def _text(text: str) -> Dict[str, Any]:
     return {"type": "text", "text": text}
 
 
-def _parts(result: ToolResult) -> List[dict]:
+def _parts(result: ToolResult) -> List[Dict[str, Any]]:
     """The result's content as the text and image parts all three APIs take; the rest as notes."""
     parts = []
     for block in result.content:
@@ -293,7 +293,7 @@ def _parts(result: ToolResult) -> List[dict]:
     return parts
 
 
-def _openai_parts(result: ToolResult) -> List[dict]:
+def _openai_parts(result: ToolResult) -> List[Dict[str, Any]]:
     parts = [part for part in _parts(result) if part["type"] != "text" or part["text"]]
     if result.is_error:  # OpenAI replies have no error flag: say it in words
         if parts and parts[0]["type"] == "text":
@@ -303,7 +303,7 @@ def _openai_parts(result: ToolResult) -> List[dict]:
     return parts
 
 
-def openai_chat_result(call_id: str, result: ToolResult) -> dict:
+def openai_chat_result(call_id: str, result: ToolResult) -> Dict[str, Any]:
     """Return the Chat Completions ``{"role": "tool", "tool_call_id", "content"}`` message for a result.
 
     Args:
@@ -321,7 +321,7 @@ def openai_chat_result(call_id: str, result: ToolResult) -> dict:
     return {"role": "tool", "tool_call_id": call_id, "content": "\n".join(lines)}
 
 
-def openai_responses_result(call_id: str, result: ToolResult) -> dict:
+def openai_responses_result(call_id: str, result: ToolResult) -> Dict[str, Any]:
     """Return the Responses API ``{"type": "function_call_output", "call_id", "output"}`` item.
 
     Args:
@@ -335,7 +335,7 @@ def openai_responses_result(call_id: str, result: ToolResult) -> dict:
     """
     parts = _openai_parts(result)
     if all(part["type"] == "text" for part in parts):
-        output: Union[str, List[dict]] = "\n".join(part["text"] for part in parts)
+        output: Union[str, List[Dict[str, Any]]] = "\n".join(part["text"] for part in parts)
     else:
         output = [{"type": "input_text", "text": part["text"]} if part["type"] == "text"
                   else {"type": "input_image", "image_url": f"data:{part['mime']};base64,{part['data']}"}
@@ -343,7 +343,7 @@ def openai_responses_result(call_id: str, result: ToolResult) -> dict:
     return {"type": "function_call_output", "call_id": call_id, "output": output}
 
 
-def anthropic_result(tool_use_id: str, result: ToolResult) -> dict:
+def anthropic_result(tool_use_id: str, result: ToolResult) -> Dict[str, Any]:
     """Return the Anthropic ``tool_result`` block for a result (it goes in the next user message).
 
     Args:
@@ -368,7 +368,7 @@ def anthropic_result(tool_use_id: str, result: ToolResult) -> dict:
 # -- all of it: call in, reply out ------------------------------------------------------------
 
 
-def handle_openai_chat_call(target: Caller, tool_call: Any, *, timeout: Optional[float] = None) -> dict:
+def handle_openai_chat_call(target: Caller, tool_call: Any, *, timeout: Optional[float] = None) -> Dict[str, Any]:
     """Run one entry of an assistant message's ``tool_calls``; return the ``role: "tool"`` reply.
 
     Example::
@@ -391,7 +391,7 @@ def handle_openai_chat_call(target: Caller, tool_call: Any, *, timeout: Optional
     return openai_chat_result(call.id, run_tool_call(target, call, timeout=timeout))
 
 
-def handle_openai_responses_call(target: Caller, item: Any, *, timeout: Optional[float] = None) -> dict:
+def handle_openai_responses_call(target: Caller, item: Any, *, timeout: Optional[float] = None) -> Dict[str, Any]:
     """Run one ``function_call`` output item; return its ``function_call_output`` input item.
 
     Args, Returns: as for :func:`handle_openai_chat_call`, with :func:`openai_responses_result`.
@@ -403,7 +403,7 @@ def handle_openai_responses_call(target: Caller, item: Any, *, timeout: Optional
     return openai_responses_result(call.id, run_tool_call(target, call, timeout=timeout))
 
 
-def handle_anthropic_call(target: Caller, block: Any, *, timeout: Optional[float] = None) -> dict:
+def handle_anthropic_call(target: Caller, block: Any, *, timeout: Optional[float] = None) -> Dict[str, Any]:
     """Run one ``tool_use`` content block; return its ``tool_result`` block.
 
     Example::

@@ -7,17 +7,22 @@ functions, and :func:`declared` says which of them the client can answer.
 """
 
 import os
-from typing import Any, Callable, Dict, Optional, Sequence
+from typing import Any, Callable, Dict, Optional, Sequence, Union
 
 from ..errors import RPCError
 from ..protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
 from ..protocol.stateless import TASKS_EXTENSION
 
-Handler = Optional[Callable[[dict], dict]]
+Handler = Optional[Callable[[Dict[str, Any]], Dict[str, Any]]]
+
+#: One root: a path, a ``file://`` URI, or a ``{"uri", "name"}`` dict.
+Root = Union[str, "os.PathLike[str]", Dict[str, Any]]
+#: What ``roots=`` takes: the roots, or a callable returning them (asked at each ``roots/list``).
+Roots = Union[Sequence[Root], Callable[[], Sequence[Root]]]
 
 
 def declared(sampling_handler: Handler, sampling_tools: bool, elicitation_handler: Handler,
-             elicitation_modes: Sequence[str], roots: Any, stateless: bool) -> dict:
+             elicitation_modes: Sequence[str], roots: Optional[Roots], stateless: bool) -> Dict[str, Any]:
     """The client capabilities: one per handler given (2026-07-28 has no roots list_changed)."""
     caps: Dict[str, Any] = {}
     if sampling_handler is not None:
@@ -31,7 +36,7 @@ def declared(sampling_handler: Handler, sampling_tools: bool, elicitation_handle
     return caps
 
 
-def sample(handler: Handler, params: dict) -> dict:
+def sample(handler: Handler, params: Dict[str, Any]) -> Dict[str, Any]:
     """Answer ``sampling/createMessage`` with ``handler(params)``.
 
     Raises:
@@ -42,7 +47,7 @@ def sample(handler: Handler, params: dict) -> dict:
     return handler(params)
 
 
-def elicit(handler: Handler, modes: Sequence[str], params: dict) -> dict:
+def elicit(handler: Handler, modes: Sequence[str], params: Dict[str, Any]) -> Dict[str, Any]:
     """Answer ``elicitation/create`` with ``handler(params)``; an accepted form gets the
     schema's defaults for the fields it left out.
 
@@ -59,7 +64,7 @@ def elicit(handler: Handler, modes: Sequence[str], params: dict) -> dict:
     return result
 
 
-def apply_defaults(schema: dict, content: Optional[dict]) -> dict:
+def apply_defaults(schema: Dict[str, Any], content: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     """Fill in the schema's ``default`` for fields an elicitation answer left out (2025-11-25)."""
     filled = dict(content or {})
     for name, prop in (schema.get("properties") or {}).items():
@@ -68,7 +73,7 @@ def apply_defaults(schema: dict, content: Optional[dict]) -> dict:
     return filled
 
 
-def list_roots(roots: Any) -> dict:
+def list_roots(roots: Optional[Roots]) -> Dict[str, Any]:
     """Answer ``roots/list``: ``roots`` is a list (or a callable returning one) of paths,
     URIs or ``{"uri", "name"}`` dicts.
 
@@ -80,7 +85,7 @@ def list_roots(roots: Any) -> dict:
     return {"roots": [file_uri(root) for root in (roots() if callable(roots) else roots)]}
 
 
-def file_uri(root: Any) -> dict:
+def file_uri(root: Root) -> Dict[str, Any]:
     """One root as the spec's ``{"uri", "name"}``: a path becomes an absolute ``file://`` URI."""
     if isinstance(root, dict):
         return root

@@ -12,14 +12,16 @@ each run on a worker thread, never on the reader.
 """
 
 import os
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .. import __version__
 from ..errors import CapabilityError, ProtocolError
+from ..inflight import ProgressCallback
 from ..protocol.levels import LOG_LEVELS
 from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSION, PROTOCOL_VERSION, knows
-from ..session import Handler, ProgressCallback, Session
+from ..session import Handler, Session
 from . import answers, handshake, tasks, wire
+from .answers import Roots
 from .results import Completion, Prompt, PromptResult, Resource, ResourceResult, ResourceTemplate, Tool, ToolResult
 from .stateless import Listener, StatelessSide
 
@@ -94,39 +96,44 @@ class Client:
         session: the :class:`~minimcp.session.Session` carrying the messages.
     """
 
-    def __init__(self, transport: Any, *, timeout: float = 60.0, client_info: Optional[dict] = None,
-                 trace: Optional[bool] = None, sampling_handler: Optional[Callable[[dict], dict]] = None,
-                 sampling_tools: bool = False, elicitation_handler: Optional[Callable[[dict], dict]] = None,
-                 elicitation_modes: Sequence[str] = ("form",), roots: Any = None,
-                 on_log: Optional[Callable[[dict], Any]] = None, on_progress: Optional[Callable[[dict], Any]] = None,
+    def __init__(self, transport: Any, *, timeout: float = 60.0, client_info: Optional[Dict[str, Any]] = None,
+                 trace: Optional[bool] = None, sampling_handler: Optional[Callable[[Dict[str, Any]], Dict[str, Any]]] = None,
+                 sampling_tools: bool = False, elicitation_handler: Optional[Callable[[Dict[str, Any]], Dict[str, Any]]] = None,
+                 elicitation_modes: Sequence[str] = ("form",), roots: Optional[Roots] = None,
+                 on_log: Optional[Callable[[Dict[str, Any]], Any]] = None, on_progress: Optional[Callable[[Dict[str, Any]], Any]] = None,
                  on_tools_changed: Optional[Callable[[], Any]] = None,
                  on_resources_changed: Optional[Callable[[], Any]] = None,
                  on_prompts_changed: Optional[Callable[[], Any]] = None,
                  on_resource_updated: Optional[Callable[[str], Any]] = None,
-                 on_notification: Optional[Callable[[str, dict], Any]] = None, protocol: str = "auto") -> None:
-        self.protocol = check_protocol(protocol)
+                 on_notification: Optional[Callable[[str, Dict[str, Any]], Any]] = None, protocol: str = "auto") -> None:
+        self.protocol: str = check_protocol(protocol)
         if trace is None:
             trace = os.environ.get("MINIMCP_TRACE", "") not in ("", "0", "false", "no")
-        self.client_info = client_info or {"name": "minimcp", "version": __version__}
+        self.client_info: Dict[str, Any] = client_info or {"name": "minimcp", "version": __version__}
         self.sampling_handler = sampling_handler
         self.sampling_tools = sampling_tools
         self.elicitation_handler = elicitation_handler
-        self.elicitation_modes = tuple(elicitation_modes)
-        self.roots = roots
-        self.on_log, self.on_progress, self.on_notification = on_log, on_progress, on_notification
-        self.on_tools_changed, self.on_resources_changed = on_tools_changed, on_resources_changed
-        self.on_prompts_changed, self.on_resource_updated = on_prompts_changed, on_resource_updated
+        self.elicitation_modes: Tuple[str, ...] = tuple(elicitation_modes)
+        self.roots: Optional[Roots] = roots
+        self.on_log = on_log
+        self.on_progress = on_progress
+        self.on_notification = on_notification
+        self.on_tools_changed = on_tools_changed
+        self.on_resources_changed = on_resources_changed
+        self.on_prompts_changed = on_prompts_changed
+        self.on_resource_updated = on_resource_updated
         answers: Dict[str, Handler] = {"sampling/createMessage": self._answer_sampling,
                                        "elicitation/create": self._answer_elicitation,
                                        "roots/list": self._answer_roots}
-        self.session = Session(transport, answers, {"*": self._notified}, owner=self, timeout=timeout,
+        notified: Dict[str, Callable[..., Any]] = {"*": self._notified}  # "*": (method, params) of each
+        self.session: Session = Session(transport, answers, notified, owner=self, timeout=timeout,
                                trace=trace, name="client",
                                batches=lambda: knows(self.protocol_version or PROTOCOL_VERSION, "batches"))
-        self.stateless = StatelessSide(self.session, answers=answers, capabilities=self.capabilities,
+        self.stateless: StatelessSide = StatelessSide(self.session, answers=answers, capabilities=self.capabilities,
                                        client_info=self.client_info, refresh_tools=self.list_tools)
         self.protocol_version: Optional[str] = None
-        self.server_info: dict = {}
-        self.server_capabilities: dict = {}
+        self.server_info: Dict[str, Any] = {}
+        self.server_capabilities: Dict[str, Any] = {}
         self.instructions: Optional[str] = None
         self._tools: Optional[List[Tool]] = None
         transport.on_session_expired = self.initialize  # HTTP: a 404 means "start a new session"
@@ -149,12 +156,12 @@ class Client:
 
     # -- the handshake ------------------------------------------------------------------------
 
-    def capabilities(self) -> dict:
+    def capabilities(self) -> Dict[str, Any]:
         """The capabilities this client declares: one per handler it was given."""
         return answers.declared(self.sampling_handler, self.sampling_tools, self.elicitation_handler,
                                 self.elicitation_modes, self.roots, stateless=self.modern)
 
-    def initialize(self, timeout: Optional[float] = None) -> dict:
+    def initialize(self, timeout: Optional[float] = None) -> Dict[str, Any]:
         """Find out which era the server is in and introduce the client; return what the server said.
 
         With ``protocol="auto"`` (or ``"2026-07-28"``) this asks ``server/discover``
@@ -174,7 +181,7 @@ class Client:
         """
         return handshake.introduce(self, timeout)
 
-    def _call(self, method: str, params: Optional[dict] = None, *, timeout: Optional[float] = None,
+    def _call(self, method: str, params: Optional[Dict[str, Any]] = None, *, timeout: Optional[float] = None,
               on_progress: Optional[ProgressCallback] = None, max_timeout: Optional[float] = None) -> Any:
         """Send a request (on a 2026-07-28 server: with ``_meta``, answering input-required rounds)."""
         if not self.stateless.active:  # (the attribute, not the property: this is every call's path)
@@ -193,7 +200,7 @@ class Client:
 
     # -- calls ----------------------------------------------------------------------------------
 
-    def request(self, method: str, params: Optional[dict] = None, *, timeout: Optional[float] = None,
+    def request(self, method: str, params: Optional[Dict[str, Any]] = None, *, timeout: Optional[float] = None,
                 on_progress: Optional[ProgressCallback] = None) -> Any:
         """Send any request and return its raw result: the escape hatch for methods
         this class has no call for.
@@ -210,7 +217,7 @@ class Client:
         else:
             self.session.request("ping", None, timeout=timeout)
 
-    def _paginate(self, method: str, key: str, timeout: Optional[float], cursor: Optional[str]) -> Iterator[dict]:
+    def _paginate(self, method: str, key: str, timeout: Optional[float], cursor: Optional[str]) -> Iterator[Dict[str, Any]]:
         seen = set()
         for _ in range(MAX_PAGES):
             result = wire.result(method, self._call(method, {"cursor": cursor} if cursor is not None else None,
@@ -248,7 +255,7 @@ class Client:
         tools = self._tools
         return tools if tools is not None else self.list_tools()
 
-    def call_tool(self, name: str, arguments: Optional[dict] = None, *, timeout: Optional[float] = None,
+    def call_tool(self, name: str, arguments: Optional[Dict[str, Any]] = None, *, timeout: Optional[float] = None,
                   on_progress: Optional[ProgressCallback] = None,
                   max_timeout: Optional[float] = None) -> ToolResult:
         """Call a tool and return its result.
@@ -276,7 +283,7 @@ class Client:
             return tasks.wait_for(self, result, timeout)
         return ToolResult(result)
 
-    def start_task(self, name: str, arguments: Optional[dict] = None, *,
+    def start_task(self, name: str, arguments: Optional[Dict[str, Any]] = None, *,
                    timeout: Optional[float] = None) -> "tasks.TaskHandle":
         """Call a tool; return its :class:`~minimcp.client.tasks.TaskHandle` at once (``wait()``,
         ``cancel()``; already done if the server answered at once, or has no tasks)."""
@@ -359,7 +366,7 @@ class Client:
             params["arguments"] = {k: v if isinstance(v, str) else str(v) for k, v in arguments.items()}
         return PromptResult(self._call("prompts/get", params, timeout=timeout))
 
-    def complete(self, ref: dict, argument: str, value: str, *, context: Optional[Dict[str, str]] = None,
+    def complete(self, ref: Dict[str, Any], argument: str, value: str, *, context: Optional[Dict[str, str]] = None,
                  timeout: Optional[float] = None) -> Completion:
         """Ask for completions of an argument.
 
@@ -390,7 +397,7 @@ class Client:
             return
         self._call("logging/setLevel", {"level": level}, timeout=timeout)
 
-    def set_roots(self, roots: Any) -> None:
+    def set_roots(self, roots: Optional[Roots]) -> None:
         """Replace the roots and tell the server (``notifications/roots/list_changed``)."""
         self.roots = roots
         if not self.modern:  # 2026-07-28 asks for roots afresh each time: nothing to tell
@@ -399,16 +406,16 @@ class Client:
     # -- what the server sends ------------------------------------------------------------------
 
     # The server's requests (read at each call: a handler may be replaced, roots by set_roots).
-    def _answer_sampling(self, params: dict, ctx: Any) -> dict:
+    def _answer_sampling(self, params: Dict[str, Any], ctx: Any) -> Dict[str, Any]:
         return answers.sample(self.sampling_handler, params)
 
-    def _answer_elicitation(self, params: dict, ctx: Any) -> dict:
+    def _answer_elicitation(self, params: Dict[str, Any], ctx: Any) -> Dict[str, Any]:
         return answers.elicit(self.elicitation_handler, self.elicitation_modes, params)
 
-    def _answer_roots(self, params: dict, ctx: Any) -> dict:
+    def _answer_roots(self, params: Dict[str, Any], ctx: Any) -> Dict[str, Any]:
         return answers.list_roots(self.roots)
 
-    def _notified(self, method: str, params: dict) -> None:
+    def _notified(self, method: str, params: Dict[str, Any]) -> None:
         """Route one notification from the server (on the dispatcher thread, in order)."""
         wire.route(self, method, params)
 

@@ -145,7 +145,7 @@ def _strings(value: Any, what: str, where: str) -> Dict[str, str]:
     return {str(k): str(v) for k, v in value.items() if v is not None}
 
 
-def _oauth_settings(raw: dict, where: str) -> Dict[str, Any]:
+def _oauth_settings(raw: Dict[str, Any], where: str) -> Dict[str, Any]:
     """A remote entry's OAuth client settings, as the hosts write them, in minimcp's names.
 
     Claude Code: ``"oauth": {"clientId", "callbackPort", "scopes": "a b"}`` (its
@@ -175,7 +175,7 @@ def _oauth_settings(raw: dict, where: str) -> Dict[str, Any]:
     return settings
 
 
-def parse_entry(raw: Any, name: str = "", source: str = "") -> dict:
+def parse_entry(raw: Any, name: str = "", source: str = "") -> Dict[str, Any]:
     """Turn one host-format server entry into the entry :func:`find_server` returns.
 
     Variables are left as written; :func:`find_server` expands them.
@@ -202,7 +202,7 @@ def parse_entry(raw: Any, name: str = "", source: str = "") -> dict:
     if kind in _REMOTE_TYPES or (kind is None and raw.get("url")):  # no type and a url: Cursor's way
         if not raw.get("url"):
             raise ConfigError(f'{where}: type {kind!r} needs a "url"')
-        entry = {"url": str(raw["url"]), "headers": _strings(raw.get("headers") or {}, "headers", where),
+        entry: Dict[str, Any] = {"url": str(raw["url"]), "headers": _strings(raw.get("headers") or {}, "headers", where),
                  "transport": _REMOTE_TYPES[kind or "http"]}
         oauth = _oauth_settings(raw, where)
         if oauth:
@@ -221,7 +221,7 @@ def parse_entry(raw: Any, name: str = "", source: str = "") -> dict:
     return entry
 
 
-def load_config(path: PathLike) -> Dict[str, dict]:
+def load_config(path: PathLike) -> Dict[str, Dict[str, Any]]:
     """Read one host config file and return its servers.
 
     Example::
@@ -304,7 +304,7 @@ def _read_env_file(path: str, where: str) -> Dict[str, str]:
     return env
 
 
-def _expand_entry(entry: dict, name: str, path: str) -> dict:
+def _expand_entry(entry: Dict[str, Any], name: str, path: str) -> Dict[str, Any]:
     """Return a copy of ``entry`` (server ``name`` of the file ``path``) with its variables expanded.
 
     Raises:
@@ -340,7 +340,7 @@ def _expand_entry(entry: dict, name: str, path: str) -> dict:
 # -- finding a server ------------------------------------------------------------------------
 
 
-def find_server(name: str, config: Optional[PathLike] = None) -> dict:
+def find_server(name: str, config: Optional[PathLike] = None) -> Dict[str, Any]:
     """Return the config entry of server ``name``, its variables expanded.
 
     Example::

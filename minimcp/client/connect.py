@@ -5,21 +5,22 @@ Like requests' adapters chosen by URL prefix: the target picks the transport
 in-memory), then the handshake (or the 2026-07-28 probe) runs.
 """
 
-from typing import Any, Callable, Dict, Optional, Sequence, Union
+import os
+from typing import Any, Callable, Dict, Optional, Sequence, Union, cast
 
-from .client import Client, check_protocol
 from ..errors import ConnectionClosed, RPCError
 from ..logs import get_logger
+from .client import Client, check_protocol
 
 log = get_logger(__name__)
 
 _URL_SCHEMES = ("http", "https", "ws", "wss")
 
 
-def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Optional[str] = None,
+def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Union[str, "os.PathLike[str]", None] = None,
             env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None,
             on_stderr: Optional[Callable[[str], None]] = None, headers: Optional[Dict[str, str]] = None,
-            auth: Any = None, timeout: float = 60.0, client_info: Optional[dict] = None,
+            auth: Any = None, timeout: float = 60.0, client_info: Optional[Dict[str, Any]] = None,
             trace: Optional[bool] = None, protocol: str = "auto", **handlers: Any) -> Client:
     """Connect to an MCP server, run the handshake, and return the :class:`Client`.
 
@@ -80,10 +81,11 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Op
 
         entry = find_server(target, config)
         if "command" not in entry:
-            target, headers = entry["url"], {**entry.get("headers", {}), **(headers or {})}
+            url: str = entry["url"]
+            target, headers = url, {**entry.get("headers", {}), **(headers or {})}
             auth = _entry_auth(entry, auth, headers)
-            if entry.get("transport") == "sse" and not target.rstrip("/").endswith("/sse"):
-                return _connect_url(target, "sse", headers, auth, timeout, client_info, trace, handlers)
+            if entry.get("transport") == "sse" and not url.rstrip("/").endswith("/sse"):
+                return _connect_url(url, "sse", headers, auth, timeout, client_info, trace, handlers)
         else:
             target = entry["command"]
             env = {**entry.get("env", {}), **(env or {})}
@@ -101,11 +103,11 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Op
         served = server.serve(server_end)
         transport.on_close = served.session.close
     else:
-        return _connect_url(target, None, headers, auth, timeout, client_info, trace, handlers)
+        return _connect_url(cast(str, target), None, headers, auth, timeout, client_info, trace, handlers)
     return _start(Client(transport, timeout=timeout, client_info=client_info, trace=trace, **handlers))
 
 
-def _entry_auth(entry: dict, auth: Any, headers: Dict[str, str]) -> Any:
+def _entry_auth(entry: Dict[str, Any], auth: Any, headers: Dict[str, str]) -> Any:
     """A remote config entry gets OAuth as its host would give it (unless it sends its own Authorization)."""
     if auth is None and any(name.lower() == "authorization" for name in headers):
         return None
@@ -127,7 +129,7 @@ def _start(client: Client) -> Client:
 
 
 def _connect_url(url: str, kind: Optional[str], headers: Optional[Dict[str, str]], auth: Any, timeout: float,
-                 client_info: Optional[dict], trace: Optional[bool], handlers: Dict[str, Any]) -> Client:
+                 client_info: Optional[Dict[str, Any]], trace: Optional[bool], handlers: Dict[str, Any]) -> Client:
     scheme = url.split(":", 1)[0]
     options: Dict[str, Any] = dict(timeout=timeout, client_info=client_info, trace=trace, **handlers)
     if scheme in ("http", "https") and hasattr(auth, "prepare"):  # a minimcp.auth flow: a person's login

@@ -7,7 +7,7 @@ version, then ``notifications/initialized``. :meth:`Client.initialize` is the wa
 """
 
 import time
-from typing import Any, Optional
+from typing import Any, Dict, Optional
 
 from ..errors import ProtocolError, Timeout
 from ..protocol.stateless import SERVER_INFO_KEY
@@ -15,7 +15,7 @@ from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSION, PROTOCOL_VERSIO
 from . import wire
 
 
-def introduce(client: Any, timeout: Optional[float]) -> dict:
+def introduce(client: Any, timeout: Optional[float]) -> Dict[str, Any]:
     """Run :meth:`Client.initialize` for ``client``: discover or handshake, within ``timeout``."""
     if client.session._reader is None:
         client.session.start()
@@ -23,7 +23,7 @@ def introduce(client: Any, timeout: Optional[float]) -> dict:
     if client.protocol in ("auto", MODERN_VERSION):
         required = client.protocol == MODERN_VERSION
         probe = deadline - time.monotonic()
-        discovered = client.stateless.discover(probe if required else probe / 2, required=required)
+        discovered: Optional[Dict[str, Any]] = client.stateless.discover(probe if required else probe / 2, required=required)
         if discovered is not None:
             meta = wire.field(discovered, "_meta", dict, "the server's answer to server/discover", {})
             _introduced(client, MODERN_VERSION, meta.get(SERVER_INFO_KEY), discovered)
@@ -31,7 +31,7 @@ def introduce(client: Any, timeout: Optional[float]) -> dict:
             client._relisten()  # list-change callbacks need a listen request in this era
             return discovered
     try:
-        result = client.session.request("initialize", {
+        result: Dict[str, Any] = client.session.request("initialize", {
             "protocolVersion": client.protocol if client.protocol in LEGACY_VERSIONS else PROTOCOL_VERSION,
             "capabilities": client.capabilities(),
             "clientInfo": client.client_info,
@@ -54,7 +54,7 @@ def introduce(client: Any, timeout: Optional[float]) -> dict:
     return result
 
 
-def _introduced(client: Any, version: str, server_info: Optional[dict], result: dict) -> None:
+def _introduced(client: Any, version: str, server_info: Optional[Dict[str, Any]], result: Dict[str, Any]) -> None:
     """Keep what ``initialize`` or ``server/discover`` said about the server."""
     what = f"the server's answer to {'server/discover' if version == MODERN_VERSION else 'initialize'}"
     client.server_info = wire.obj(server_info, f"{what}: serverInfo") if server_info is not None else {}

@@ -26,7 +26,7 @@ in the old file are not kept in the new one (the backup has them).
 
 import json
 import os
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import ConfigError
 from .config import _claude_desktop_path, _read_json, vscode_user_path
@@ -75,7 +75,7 @@ def host(name: str) -> Host:
 
 
 def make_entry(target: Host, command: Optional[Sequence[str]] = None, url: Optional[str] = None,
-               env: Optional[Dict[str, str]] = None) -> dict:
+               env: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
     """The entry for a stdio server (``command``: argv) or a remote one (``url``), in ``target``'s format."""
     if url is not None:
         if not target.remote:
@@ -84,7 +84,7 @@ def make_entry(target: Host, command: Optional[Sequence[str]] = None, url: Optio
         return {"type": "http", "url": url} if target.typed else {"url": url}
     if not command:
         raise ConfigError("no server command given")
-    entry: dict = {"type": "stdio"} if target.typed else {}
+    entry: Dict[str, Any] = {"type": "stdio"} if target.typed else {}
     entry.update({"command": command[0], "args": list(command[1:])})
     if env:
         entry["env"] = dict(env)
@@ -95,7 +95,10 @@ class Change:
     """An install worked out but not yet written: the file, its text before and after."""
 
     def __init__(self, path: str, before: Optional[str], after: str, replaced: bool) -> None:
-        self.path, self.before, self.after, self.replaced = path, before, after, replaced
+        self.path: str = path
+        self.before: Optional[str] = before
+        self.after = after
+        self.replaced: bool = replaced
 
     @property
     def unchanged(self) -> bool:
@@ -133,7 +136,7 @@ def _normal(text: str) -> object:
         return text
 
 
-def plan_install(target: Host, name: str, entry: dict, scope: Optional[str] = None,
+def plan_install(target: Host, name: str, entry: Dict[str, Any], scope: Optional[str] = None,
                  path: Optional[str] = None, force: bool = False) -> Change:
     """Work out the file ``target`` gets with server ``name`` added (nothing is written yet).
 
@@ -143,7 +146,7 @@ def plan_install(target: Host, name: str, entry: dict, scope: Optional[str] = No
     """
     path = os.path.abspath(os.path.expanduser(path)) if path else target.path(scope)
     before = None
-    data: dict = {}
+    data: Dict[str, Any] = {}
     if os.path.exists(path):
         with open(path, encoding="utf-8-sig") as f:
             before = f.read()
@@ -162,7 +165,7 @@ def plan_install(target: Host, name: str, entry: dict, scope: Optional[str] = No
     return Change(path, before, after, replaced=old is not None and old != entry)
 
 
-def installed_servers() -> List[Tuple[str, str, str, Dict[str, dict]]]:
+def installed_servers() -> List[Tuple[str, str, str, Dict[str, Dict[str, Any]]]]:
     """Every host config file on this machine that exists: ``(host, scope, path, servers)``,
     ``servers`` as :func:`~minimcp.client.config.load_config` reads them (variables unexpanded).
 

@@ -15,13 +15,13 @@ import re
 from collections import Counter
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .client import Client
-from .connect import connect
-from .config import PathLike, parse_entry
 from ..errors import RPCError, ServerStartError
+from ..inflight import ProgressCallback
 from ..protocol.jsonrpc import INVALID_PARAMS
 from ..server.server import Server
-from ..session import ProgressCallback
+from .client import Client
+from .config import PathLike, parse_entry
+from .connect import connect
 from .results import Tool, ToolResult
 
 #: The longest tool name the LLM APIs take (OpenAI and Anthropic: ``^[a-zA-Z0-9_-]{1,64}$``).
@@ -29,7 +29,7 @@ MAX_NAME = 64
 SEPARATOR = "__"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
-Target = Union[Sequence[str], str, dict, Server, Client]
+Target = Union[Sequence[str], str, Dict[str, Any], Server, Client]
 
 
 def qualified_names(pairs: Sequence[Tuple[str, str]]) -> List[str]:
@@ -185,7 +185,7 @@ class ToolHub:
             raise RPCError(INVALID_PARAMS, f"unknown tool: {name!r}")
         return found[0], found[1].name
 
-    def call_tool(self, name: str, arguments: Optional[dict] = None, *, timeout: Optional[float] = None,
+    def call_tool(self, name: str, arguments: Optional[Dict[str, Any]] = None, *, timeout: Optional[float] = None,
                   on_progress: Optional[ProgressCallback] = None,
                   max_timeout: Optional[float] = None) -> ToolResult:
         """Call a tool by its qualified name, on the server that has it.

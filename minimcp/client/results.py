@@ -6,10 +6,18 @@ the fields it reads as it is made: one of the wrong type raises
 :class:`~minimcp.ProtocolError` naming it.
 """
 
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from ..errors import ProtocolError
 from .wire import field, obj, objects
+
+#: A JSON value as the server sent it (what ``json.loads`` gives: objects are dicts, arrays lists).
+JSONValue = Union[Dict[str, Any], List[Any], str, int, float, bool, None]
+
+#: One content block, as the server sent it: a dict with a ``"type"``: ``"text"`` (``text``),
+#: ``"image"`` / ``"audio"`` (base64 ``data``, ``mimeType``), ``"resource_link"`` (``uri``, ``name``),
+#: ``"resource"`` (an embedded ``resource``: ``uri`` and ``text`` or ``blob``).
+ContentBlock = Dict[str, Any]
 
 
 class Tool:
@@ -26,15 +34,15 @@ class Tool:
 
     __slots__ = ("name", "title", "description", "input_schema", "output_schema", "annotations", "raw")
 
-    def __init__(self, raw: dict) -> None:
+    def __init__(self, raw: Dict[str, Any]) -> None:
         what = "a tool in tools/list"
-        self.raw = obj(raw, what)
+        self.raw: Dict[str, Any] = obj(raw, what)
         self.name: str = field(raw, "name", str, what, "")
         self.title: Optional[str] = field(raw, "title", str, what)
         self.description: Optional[str] = field(raw, "description", str, what)
-        self.input_schema: dict = field(raw, "inputSchema", dict, what) or {"type": "object"}
-        self.output_schema: Optional[dict] = field(raw, "outputSchema", dict, what)
-        self.annotations: dict = field(raw, "annotations", dict, what, {})
+        self.input_schema: Dict[str, Any] = field(raw, "inputSchema", dict, what) or {"type": "object"}
+        self.output_schema: Optional[Dict[str, Any]] = field(raw, "outputSchema", dict, what)
+        self.annotations: Dict[str, Any] = field(raw, "annotations", dict, what, {})
 
     def __repr__(self) -> str:
         return f"Tool(name={self.name!r}, description={self.description!r})"
@@ -46,22 +54,24 @@ class ToolResult:
     A tool that failed is data, not an exception: check ``is_error``.
 
     Attributes:
-        content: the content blocks (dicts: text, image, audio, resource ...).
-        structured: ``structuredContent``, or ``None``.
+        content: the content blocks (:data:`ContentBlock` dicts: text, image, audio, resource ...).
+        structured: ``structuredContent``, or ``None``: a JSON object (a dict) in the handshake
+            versions; any JSON value from 2026-07-28 on (:data:`JSONValue`). Under a type
+            checker, narrow it first: ``if isinstance(result.structured, dict): ...``.
         is_error: True when the tool reported a failure.
         raw: the whole result dict from the wire.
     """
 
     __slots__ = ("content", "structured", "is_error", "raw")
 
-    def __init__(self, raw: dict) -> None:
+    def __init__(self, raw: Dict[str, Any]) -> None:
         what = "the server's answer to tools/call"
-        self.raw = obj(raw, what)
-        self.content: List[dict] = objects(raw, "content", what)
+        self.raw: Dict[str, Any] = obj(raw, what)
+        self.content: List[ContentBlock] = objects(raw, "content", what)
         for block in self.content:
             if block.get("type") == "text":
                 field(block, "text", str, f"{what}: a text block")
-        self.structured: Any = raw.get("structuredContent")
+        self.structured: JSONValue = raw.get("structuredContent")
         self.is_error: bool = field(raw, "isError", bool, what, False)
 
     @property
@@ -80,7 +90,8 @@ class _Raw:
     """A result object that keeps the wire dict in ``raw`` and shows its fields in ``repr``."""
 
     __slots__ = ("raw",)
-    _shown: tuple = ()
+    raw: Dict[str, Any]
+    _shown: Tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._shown)
@@ -93,9 +104,9 @@ class Resource(_Raw):
     __slots__ = ("uri", "name", "title", "description", "mime_type", "size")
     _shown = ("uri", "name")
 
-    def __init__(self, raw: dict) -> None:
+    def __init__(self, raw: Dict[str, Any]) -> None:
         what = "a resource in resources/list"
-        self.raw = obj(raw, what)
+        self.raw: Dict[str, Any] = obj(raw, what)
         self.uri: str = field(raw, "uri", str, what, "")
         self.name: str = field(raw, "name", str, what, "")
         self.title: Optional[str] = field(raw, "title", str, what)
@@ -110,9 +121,9 @@ class ResourceTemplate(_Raw):
     __slots__ = ("uri_template", "name", "title", "description", "mime_type")
     _shown = ("uri_template", "name")
 
-    def __init__(self, raw: dict) -> None:
+    def __init__(self, raw: Dict[str, Any]) -> None:
         what = "a template in resources/templates/list"
-        self.raw = obj(raw, what)
+        self.raw: Dict[str, Any] = obj(raw, what)
         self.uri_template: str = field(raw, "uriTemplate", str, what, "")
         self.name: str = field(raw, "name", str, what, "")
         self.title: Optional[str] = field(raw, "title", str, what)
@@ -132,10 +143,10 @@ class ResourceResult(_Raw):
     __slots__ = ("contents",)
     _shown = ("contents",)
 
-    def __init__(self, raw: dict) -> None:
+    def __init__(self, raw: Dict[str, Any]) -> None:
         what = "the server's answer to resources/read"
-        self.raw = obj(raw, what)
-        self.contents: List[dict] = objects(raw, "contents", what)
+        self.raw: Dict[str, Any] = obj(raw, what)
+        self.contents: List[Dict[str, Any]] = objects(raw, "contents", what)
         for entry in self.contents:
             field(entry, "text", str, f"{what}: an entry")
             field(entry, "blob", str, f"{what}: an entry")
@@ -168,13 +179,13 @@ class Prompt(_Raw):
     __slots__ = ("name", "title", "description", "arguments")
     _shown = ("name", "description")
 
-    def __init__(self, raw: dict) -> None:
+    def __init__(self, raw: Dict[str, Any]) -> None:
         what = "a prompt in prompts/list"
-        self.raw = obj(raw, what)
+        self.raw: Dict[str, Any] = obj(raw, what)
         self.name: str = field(raw, "name", str, what, "")
         self.title: Optional[str] = field(raw, "title", str, what)
         self.description: Optional[str] = field(raw, "description", str, what)
-        self.arguments: List[dict] = objects(raw, "arguments", what)
+        self.arguments: List[Dict[str, Any]] = objects(raw, "arguments", what)
 
 
 class PromptResult(_Raw):
@@ -183,11 +194,11 @@ class PromptResult(_Raw):
     __slots__ = ("description", "messages")
     _shown = ("description", "messages")
 
-    def __init__(self, raw: dict) -> None:
+    def __init__(self, raw: Dict[str, Any]) -> None:
         what = "the server's answer to prompts/get"
-        self.raw = obj(raw, what)
+        self.raw: Dict[str, Any] = obj(raw, what)
         self.description: Optional[str] = field(raw, "description", str, what)
-        self.messages: List[dict] = objects(raw, "messages", what)
+        self.messages: List[Dict[str, Any]] = objects(raw, "messages", what)
 
 
 class Completion(_Raw):
@@ -196,9 +207,9 @@ class Completion(_Raw):
     __slots__ = ("values", "total", "has_more")
     _shown = ("values", "has_more")
 
-    def __init__(self, raw: dict) -> None:
+    def __init__(self, raw: Dict[str, Any]) -> None:
         what = "the server's answer to completion/complete"
-        self.raw = obj(raw, what)
+        self.raw: Dict[str, Any] = obj(raw, what)
         completion = field(raw, "completion", dict, what, {})
         self.values: List[str] = field(completion, "values", list, f"{what}: completion", [])
         if not all(isinstance(value, str) for value in self.values):

@@ -37,15 +37,15 @@ class Skill:
     """One skill entry: ``uri`` (its ``SKILL.md``), ``frontmatter``, and ``resources``
     (``{uri: {"digest", "size"}}``, or None for a skill declared ``"dynamic"``)."""
 
-    def __init__(self, entry: dict) -> None:
+    def __init__(self, entry: Dict[str, Any]) -> None:
         what = "a skill entry"
-        self.entry = wire.obj(entry, what)
+        self.entry: Dict[str, Any] = wire.obj(entry, what)
         self.uri: str = wire.field(entry, "uri", str, what)
-        self.frontmatter: dict = wire.field(entry, "frontmatter", dict, what, {})
+        self.frontmatter: Dict[str, Any] = wire.field(entry, "frontmatter", dict, what, {})
         if self.uri is None:
             raise ProtocolError(f"{what} has no uri")
         listed = entry.get("resources")
-        self.resources: Optional[Dict[str, dict]] = None
+        self.resources: Optional[Dict[str, Dict[str, Any]]] = None
         if listed != "dynamic":
             self.resources = {item["uri"]: item for item in wire.objects(entry, "resources", what)
                               if isinstance(item.get("uri"), str)}
@@ -72,8 +72,10 @@ class Skill:
 class LoadedSkill:
     """A skill whose ``SKILL.md`` was read and verified; its other files are read on demand."""
 
-    def __init__(self, client: "Client", skill: Skill, text: str) -> None:
-        self.client, self.skill, self.text = client, skill, text
+    def __init__(self, client: Client, skill: Skill, text: str) -> None:
+        self.client: Client = client
+        self.skill: Skill = skill
+        self.text: str = text
 
     def read(self, path: str) -> bytes:
         """A supporting file (``references/x.md``, relative to the skill, or a full URI), verified.
@@ -85,12 +87,12 @@ class LoadedSkill:
         return _read_verified(self.client, self.skill, uri)
 
 
-def declared(client: "Client") -> bool:
+def declared(client: Client) -> bool:
     """Did the server declare the skills extension (in ``server/discover``)?"""
     return EXTENSION in (client.server_capabilities.get("extensions") or {})
 
 
-def list_skills(client: "Client", timeout: Optional[float] = None) -> List[Skill]:
+def list_skills(client: Client, timeout: Optional[float] = None) -> List[Skill]:
     """Every skill the server lists (``skills/list``, all pages); reads no skill file."""
     skills: List[Skill] = []
     cursor: Optional[str] = None
@@ -103,13 +105,13 @@ def list_skills(client: "Client", timeout: Optional[float] = None) -> List[Skill
     return skills
 
 
-def get_skill(client: "Client", uri: str, timeout: Optional[float] = None) -> Skill:
+def get_skill(client: Client, uri: str, timeout: Optional[float] = None) -> Skill:
     """The entry of the skill whose ``SKILL.md`` is ``uri`` (``skills/get``)."""
     result = client.request("skills/get", {"uri": uri}, timeout=timeout)
     return Skill(wire.field(result, "skill", dict, "the server's skills/get", {}))
 
 
-def load_skill(client: "Client", skill: Any, timeout: Optional[float] = None) -> LoadedSkill:
+def load_skill(client: Client, skill: Any, timeout: Optional[float] = None) -> LoadedSkill:
     """Read a skill's ``SKILL.md`` and verify it against the entry: size, digest, and each
     frontmatter field. ``skill`` is a :class:`Skill` or a ``SKILL.md`` URI.
 
@@ -130,7 +132,7 @@ def load_skill(client: "Client", skill: Any, timeout: Optional[float] = None) ->
     return LoadedSkill(client, skill, text)
 
 
-def _read_verified(client: "Client", skill: Skill, uri: str, timeout: Optional[float] = None) -> bytes:
+def _read_verified(client: Client, skill: Skill, uri: str, timeout: Optional[float] = None) -> bytes:
     """Read ``uri`` and check its bytes against the manifest (a dynamic skill: not checked)."""
     expected = skill.resources.get(uri) if skill.resources is not None else None
     if skill.resources is not None and expected is None:

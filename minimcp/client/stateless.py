@@ -13,16 +13,23 @@ refresh the tool list.
 
 import threading
 import time
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, cast
 
 from ..errors import MCPError, ProtocolError, RPCError, Timeout
 from ..http.headers import header_params
+from ..inflight import ProgressCallback
 from ..logs import get_logger
 from ..protocol.jsonrpc import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION
-from ..protocol.stateless import (CACHEABLE, CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, SUBSCRIPTION_KEY,
-                                  VERSION_KEY)
+from ..protocol.stateless import (
+    CACHEABLE,
+    CAPABILITIES_KEY,
+    CLIENT_INFO_KEY,
+    LOG_LEVEL_KEY,
+    SUBSCRIPTION_KEY,
+    VERSION_KEY,
+)
 from ..protocol.versions import MODERN_VERSION
-from ..session import ProgressCallback, Session
+from ..session import Session
 from ..threads import join, start_thread
 from . import wire
 from .results import Tool
@@ -41,7 +48,7 @@ _STALE_AFTER = {
 }
 
 #: ``answer(params, ctx) -> result`` for a request the server sends the client.
-Answer = Callable[[dict, Any], Any]
+Answer = Callable[[Dict[str, Any], Any], Any]
 
 
 class StatelessSide:
@@ -57,28 +64,28 @@ class StatelessSide:
         refresh_tools: ``refresh_tools(timeout=...)`` lists the tools again (after a HEADER_MISMATCH).
     """
 
-    def __init__(self, session: Session, *, answers: Mapping[str, Answer], capabilities: Callable[[], dict],
-                 client_info: dict, refresh_tools: Callable[..., Any]) -> None:
+    def __init__(self, session: Session, *, answers: Mapping[str, Answer], capabilities: Callable[[], Dict[str, Any]],
+                 client_info: Dict[str, Any], refresh_tools: Callable[..., Any]) -> None:
         self.session = session
         self.answers = answers
         self.capabilities = capabilities
         self.client_info = client_info
         self.refresh_tools = refresh_tools
         #: True once the server and client agreed on 2026-07-28.
-        self.active = False
+        self.active: bool = False
         #: The level every request asks for (``logging/setLevel`` is gone), or None for the server's default.
         self.log_level: Optional[str] = None
         #: The resource URIs the listen request subscribes to.
-        self.subscribed: set = set()
+        self.subscribed: Set[Any] = set()
         #: The open ``subscriptions/listen`` request, if any.
         self.listener: Optional[Listener] = None
-        self._cache: Dict[tuple, tuple] = {}  # (method, cursor, uri) -> (expires, result), from ttlMs
+        self._cache: Dict[Tuple[Any, ...], Tuple[Any, ...]] = {}  # (method, cursor, uri) -> (expires, result), from ttlMs
         self._probed_twice = False
 
     def __repr__(self) -> str:
         return f"<StatelessSide active={self.active} cached={len(self._cache)} listener={self.listener!r}>"
 
-    def meta(self) -> dict:
+    def meta(self) -> Dict[str, Any]:
         """The ``_meta`` every 2026-07-28 request carries (spec 2026-07-28 basic "Request metadata")."""
         meta = {VERSION_KEY: MODERN_VERSION, CAPABILITIES_KEY: self.capabilities(), CLIENT_INFO_KEY: self.client_info}
         if self.log_level is not None:
@@ -87,7 +94,7 @@ class StatelessSide:
 
     # -- which era ----------------------------------------------------------------------------
 
-    def discover(self, timeout: Optional[float], required: bool) -> Optional[dict]:
+    def discover(self, timeout: Optional[float], required: bool) -> Optional[Dict[str, Any]]:
         """Ask ``server/discover`` (spec 2026-07-28 "era detection"): its result, and ``active`` set,
         for a 2026-07-28 server; None for a handshake-era one. Only a recognised modern error is final.
 
@@ -125,9 +132,9 @@ class StatelessSide:
             if required:
                 raise ProtocolError(f"the server supports {versions}, not {MODERN_VERSION}")
             return None
-        return result
+        return cast(Dict[str, Any], result)  # a dict: versions came from it
 
-    def _discover_again(self, timeout: Optional[float], required: bool) -> Optional[dict]:
+    def _discover_again(self, timeout: Optional[float], required: bool) -> Optional[Dict[str, Any]]:
         if self._probed_twice:
             self.active = False
             raise ProtocolError(f"the server refuses {MODERN_VERSION} yet lists it as supported")
@@ -136,7 +143,7 @@ class StatelessSide:
 
     # -- calls --------------------------------------------------------------------------------
 
-    def call(self, method: str, params: Optional[dict] = None, *, timeout: Optional[float] = None,
+    def call(self, method: str, params: Optional[Dict[str, Any]] = None, *, timeout: Optional[float] = None,
              on_progress: Optional[ProgressCallback] = None, max_timeout: Optional[float] = None) -> Any:
         """Send a request with ``_meta``, answer its ``input_required`` rounds, and keep a
         result the server says may be cached (``ttlMs``).
@@ -203,14 +210,15 @@ class StatelessSide:
             kept.append(tool)
         return kept
 
-    def _answer(self, request: dict) -> dict:
+    def _answer(self, request: Dict[str, Any]) -> Dict[str, Any]:
         """Answer one of an ``input_required`` result's requests with the client's own answers."""
         method, params = request.get("method"), wire.field(request, "params", dict, "an input request", {})
-        answer = self.answers.get(method)
+        answer = self.answers.get(method) if isinstance(method, str) else None
         if answer is None:
             raise ProtocolError(f"the server asked for input of an unknown kind: {method!r}")
         try:
-            return answer(params, None)
+            answered: Dict[str, Any] = answer(params, None)
+            return answered
         except MCPError:
             raise
         except Exception as exc:  # the call fails here, with the cause; the server holds nothing
@@ -218,7 +226,7 @@ class StatelessSide:
 
     # -- notifications and subscriptions -----------------------------------------------------------
 
-    def notified(self, method: str, params: dict) -> bool:
+    def notified(self, method: str, params: Dict[str, Any]) -> bool:
         """See a notification before the client's callbacks do: note an acknowledged listen
         request, drop cached results it makes stale. False if it belongs to a listen
         request already closed (demultiplexed by subscription id, as the spec says)."""
@@ -278,15 +286,16 @@ class Listener:
     sent after that is missed.
     """
 
-    def __init__(self, session: Session, filters: dict) -> None:
-        self.session, self.filters = session, filters
-        self.acknowledged: Optional[dict] = None
-        self.ready = threading.Event()
-        self.request_id = session.new_request_id()
-        self._params: dict = {}
+    def __init__(self, session: Session, filters: Dict[str, Any]) -> None:
+        self.session: Session = session
+        self.filters: Dict[str, Any] = filters
+        self.acknowledged: Optional[Dict[str, Any]] = None
+        self.ready: threading.Event = threading.Event()
+        self.request_id: int = session.new_request_id()
+        self._params: Dict[str, Any] = {}
         self._thread: Optional[threading.Thread] = None
 
-    def open(self, meta: dict, timeout: float = 10.0) -> None:
+    def open(self, meta: Dict[str, Any], timeout: float = 10.0) -> None:
         """Send the request and wait (up to ``timeout``) for the server's acknowledgement."""
         self._params = {"notifications": self.filters, "_meta": meta}
         self._thread = start_thread(self._run, "listen")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional, Set
 
 from ..errors import MCPError, ProtocolError, RPCError, Timeout
 from ..logs import get_logger
@@ -56,14 +56,14 @@ class TaskHandle:
         task: the last ``tasks/get`` answer (the whole ``DetailedTask``).
     """
 
-    def __init__(self, client: "Client", task_id: str, task: Optional[dict] = None) -> None:
+    def __init__(self, client: Client, task_id: str, task: Optional[Dict[str, Any]] = None) -> None:
         self.client = client
         self.task_id = task_id
-        self.task: dict = {}
-        self.status = "working"
+        self.task: Dict[str, Any] = {}
+        self.status: str = "working"
         self.status_message: Optional[str] = None
-        self.poll_interval = 0.1
-        self._answered: set = set()  # input request keys answered already (the server may show them again)
+        self.poll_interval: float = 0.1
+        self._answered: Set[Any] = set()  # input request keys answered already (the server may show them again)
         self._stop = threading.Event()
         if task is not None:
             self._seen(task)
@@ -76,12 +76,13 @@ class TaskHandle:
         """True once the task has ended (completed, failed or cancelled)."""
         return self.status in TERMINAL
 
-    def _seen(self, task: dict) -> None:
+    def _seen(self, task: Dict[str, Any]) -> None:
         what = "the server's task"
         status = wire.field(task, "status", str, what)
         if status not in STATUSES:
             raise ProtocolError(f"{what} has an unknown status {status!r}")
-        self.task, self.status = task, status
+        self.task = task
+        self.status = status
         self.status_message = wire.field(task, "statusMessage", str, what)
         interval = wire.field(task, "pollIntervalMs", int, what)
         if interval is not None and interval > 0:
@@ -150,7 +151,7 @@ class TaskHandle:
         self.client._call("tasks/cancel", {"taskId": self.task_id}, timeout=timeout)
 
 
-def handle(client: "Client", result: dict) -> TaskHandle:
+def handle(client: Client, result: Dict[str, Any]) -> TaskHandle:
     """The handle of the task a ``tools/call`` answered with (a ``CreateTaskResult``)."""
     task_id = wire.field(result, "taskId", str, "the server's CreateTaskResult")
     if task_id is None:
@@ -158,14 +159,14 @@ def handle(client: "Client", result: dict) -> TaskHandle:
     return TaskHandle(client, task_id, result)
 
 
-def handle_for(client: "Client", result: Any) -> TaskHandle:
+def handle_for(client: Client, result: Any) -> TaskHandle:
     """The handle for what ``tools/call`` answered: its task, or an ended one holding the result."""
     if type(result) is dict and result.get("resultType") == "task":
         return handle(client, result)
     return TaskHandle(client, "", {"status": "completed", "result": wire.obj(result, "the answer to tools/call")})
 
 
-def wait_for(client: "Client", result: dict, timeout: Optional[float]) -> ToolResult:
+def wait_for(client: Client, result: Dict[str, Any], timeout: Optional[float]) -> ToolResult:
     """A plain ``call_tool`` the server ran as a task: wait for it; cancel it when time is up."""
     task = handle(client, result)
     try:

@@ -8,7 +8,7 @@ callback ever sees a field of a type the spec does not allow and nothing a
 server sends can stop the client.
 """
 
-from typing import Any, Callable, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from ..errors import ProtocolError
 from ..logs import get_logger
@@ -34,14 +34,14 @@ def _name(kind: Kind) -> str:
     return " or ".join(_NAMES.get(k, k.__name__) for k in kinds)
 
 
-def obj(value: Any, what: str) -> dict:
+def obj(value: Any, what: str) -> Dict[str, Any]:
     """``value`` if it is a JSON object; else a ProtocolError about ``what``."""
     if type(value) is not dict:
         raise ProtocolError(f"{what} is not an object: {value!r:.120}")
     return value
 
 
-def field(raw: dict, key: str, kind: Kind, what: str, default: Any = None) -> Any:
+def field(raw: Dict[str, Any], key: str, kind: Kind, what: str, default: Any = None) -> Any:
     """``raw[key]`` if it has the type the spec gives it, ``default`` if it is absent or null.
 
     Raises:
@@ -55,16 +55,16 @@ def field(raw: dict, key: str, kind: Kind, what: str, default: Any = None) -> An
     return value
 
 
-def objects(raw: dict, key: str, what: str) -> list:
+def objects(raw: Dict[str, Any], key: str, what: str) -> List[Any]:
     """``raw[key]``: an array of objects (``[]`` if absent), or a ProtocolError naming the bad item."""
-    items = field(raw, key, list, what, [])
+    items: List[Any] = field(raw, key, list, what, [])
     for index, item in enumerate(items):
         if type(item) is not dict:
             raise ProtocolError(f"{what}: {key}[{index}] must be an object, not {item!r:.120}")
     return items
 
 
-def result(method: str, value: Any) -> dict:
+def result(method: str, value: Any) -> Dict[str, Any]:
     """A server's result for ``method``: it must be an object."""
     return obj(value, f"the server's answer to {method}")
 
@@ -74,7 +74,7 @@ def result(method: str, value: Any) -> dict:
 _NUMBER = (int, float)
 _OPTIONAL_STRING = (str, type(None))
 #: notification -> {field: (the types the spec allows, required)}
-_SHAPES = {
+_SHAPES: Dict[str, Dict[str, Tuple[Any, bool]]] = {
     "notifications/message": {"level": (str, True), "logger": (_OPTIONAL_STRING, False)},
     "notifications/progress": {"progressToken": ((str, int), True), "progress": (_NUMBER, True),
                                "total": (_NUMBER + (type(None),), False), "message": (_OPTIONAL_STRING, False)},
@@ -84,7 +84,7 @@ _SHAPES = {
 }
 
 
-def problem(method: str, params: dict) -> Optional[str]:
+def problem(method: str, params: Dict[str, Any]) -> Optional[str]:
     """What is wrong with a notification from the server, or None if its fields have their types."""
     meta = params.get("_meta")
     if meta is not None and type(meta) is not dict:
@@ -100,7 +100,7 @@ def problem(method: str, params: dict) -> Optional[str]:
     return None
 
 
-def route(client: Any, method: str, params: dict) -> None:
+def route(client: Any, method: str, params: Dict[str, Any]) -> None:
     """Hand one notification from the server to the client's callbacks (on the dispatcher thread,
     in order); one of the wrong shape goes nowhere."""
     wrong = problem(method, params)

@@ -40,7 +40,7 @@ def decode_header_value(value: str) -> str:
     return value
 
 
-def header_params(schema: dict) -> Optional[Dict[str, str]]:
+def header_params(schema: Dict[str, Any]) -> Optional[Dict[str, str]]:
     """A tool's ``x-mcp-header`` annotations: argument -> header name (``{}`` when none).
 
     Returns None when the annotations break the rules (a client MUST then
@@ -72,7 +72,7 @@ def _same(header: str, value: Any) -> bool:
     return header == str(value)
 
 
-def check_headers(message: Any, headers: Dict[str, str], tool_schema: Optional[dict]) -> Optional[str]:
+def check_headers(message: Any, headers: Dict[str, str], tool_schema: Optional[Dict[str, Any]]) -> Optional[str]:
     """Say what is wrong with the headers of a modern POST, or None (they mirror the body)."""
     params = message.params or {}
     meta = params.get("_meta")

@@ -37,7 +37,7 @@ class LegacyEndpoints:
         self.sessions: Dict[str, ServerConnection] = {}
         self._lock = threading.Lock()
 
-    def stream(self, environ: dict, principal: Any, start_response: Callable) -> Iterable[bytes]:
+    def stream(self, environ: Dict[str, Any], principal: Any, start_response: Callable[..., Any]) -> Iterable[bytes]:
         """``GET sse_path``: open a session and stream its messages until the client leaves."""
         self.app.admit_session()  # within max_sessions: a stream is a session
         session_id = secrets.token_hex(16)
@@ -61,7 +61,7 @@ class LegacyEndpoints:
                 self.sessions.pop(session_id, None)
             connection.session.close()
 
-    def post(self, environ: dict, principal: Any, start_response: Callable) -> List[bytes]:
+    def post(self, environ: Dict[str, Any], principal: Any, start_response: Callable[..., Any]) -> List[bytes]:
         """``POST messages_path?session_id=...``: hand one message (or batch) to its session."""
         session_id = parse_qs(environ.get("QUERY_STRING", "")).get("session_id", [""])[0]
         with self._lock:

@@ -15,9 +15,9 @@ from urllib.parse import urljoin, urlsplit
 import requests
 import sseclient
 
+from ..errors import ConnectionClosed
 from ..logs import get_logger
 from ..protocol import jsonrpc
-from ..errors import ConnectionClosed
 from ..protocol.jsonrpc import Request
 from ..threads import join, start_thread
 from ..transports import Transport
@@ -42,11 +42,11 @@ class SSETransport(Transport):
                  timeout: float = 60.0) -> None:
         self.url = url
         self.timeout = timeout
-        self.http = requests.Session()
+        self.http: requests.Session = requests.Session()
         self.http.headers.update(headers or {})
         self.http.auth = auth
         self.endpoint: Optional[str] = None
-        self._inbox: "queue.SimpleQueue" = queue.SimpleQueue()
+        self._inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._ready = threading.Event()
         self._closed = False
         try:
@@ -87,7 +87,7 @@ class SSETransport(Transport):
 
     def read(self) -> Optional[jsonrpc.Parsed]:
         """The next message from the stream; ``None`` when it ends."""
-        message = self._inbox.get()
+        message: Optional[jsonrpc.Parsed] = self._inbox.get()
         if message is None:
             self._inbox.put(None)
         return message

@@ -5,7 +5,7 @@ so a client that only logs the body still learns why.
 """
 
 import json
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse
@@ -29,7 +29,9 @@ class HTTPError(Exception):
     def __init__(self, status: int, message: str, code: int = jsonrpc.INVALID_REQUEST,
                  headers: Optional[List[Tuple[str, str]]] = None) -> None:
         super().__init__(message)
-        self.status, self.code, self.headers = status, code, headers or []
+        self.status: int = status
+        self.code = code
+        self.headers: List[Tuple[str, str]] = headers or []
 
 
 def session_not_found(what_to_do: str) -> HTTPError:
@@ -41,7 +43,7 @@ def session_not_found(what_to_do: str) -> HTTPError:
     return HTTPError(404, f"Session not found: {what_to_do}", jsonrpc.SESSION_NOT_FOUND)
 
 
-def error(start_response: Callable, status: int, code: int, message: str,
+def error(start_response: Callable[..., Any], status: int, code: int, message: str,
           extra: Optional[List[Tuple[str, str]]] = None, request_id: Any = None, data: Any = None) -> List[bytes]:
     """Answer with a JSON-RPC error body (``request_id`` names the request, when known)."""
     body = jsonrpc.encode(ErrorResponse(request_id, code, message, data))
@@ -49,7 +51,7 @@ def error(start_response: Callable, status: int, code: int, message: str,
     return [body]
 
 
-def reply(start_response: Callable, status: int, body: bytes = b"",
+def reply(start_response: Callable[..., Any], status: int, body: bytes = b"",
           extra: Optional[List[Tuple[str, str]]] = None) -> List[bytes]:
     """Answer with ``body`` (JSON bytes as ``jsonrpc.encode`` made them), or with nothing."""
     headers = (JSON_HEADERS if body else []) + [("Content-Length", str(len(body)))] + (extra or [])
@@ -57,7 +59,7 @@ def reply(start_response: Callable, status: int, body: bytes = b"",
     return [body]
 
 
-def read_body(environ: dict, max_body: int) -> bytes:
+def read_body(environ: Dict[str, Any], max_body: int) -> bytes:
     """The request body, refused (413) past ``max_body`` bytes whether or not it said its length."""
     text = (environ.get("CONTENT_LENGTH") or "").strip()
     if text and not (text.isascii() and text.isdigit()):  # int() would take "-1" (read to the end)
@@ -66,7 +68,7 @@ def read_body(environ: dict, max_body: int) -> bytes:
     if length > max_body:
         raise HTTPError(413, f"Payload Too Large: the limit is {max_body} bytes")
     stream = environ["wsgi.input"]
-    body = stream.read(length) if length >= 0 else stream.read(max_body + 1)
+    body: bytes = stream.read(length) if length >= 0 else stream.read(max_body + 1)
     if len(body) > max_body:
         raise HTTPError(413, f"Payload Too Large: the limit is {max_body} bytes")
     return body

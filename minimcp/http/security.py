@@ -74,7 +74,7 @@ def authenticate(auth: Optional[Callable[[Dict[str, str]], Any]], headers: Dict[
     try:
         principal = auth(headers)
     except Unauthorized as exc:
-        raise HTTPError(401, f"Unauthorized: {exc}", headers=[("WWW-Authenticate", exc.www_authenticate)])
+        raise HTTPError(401, f"Unauthorized: {exc}", headers=[("WWW-Authenticate", exc.www_authenticate)]) from None
     if principal is None:
         raise HTTPError(401, "Unauthorized: credentials are required", headers=[("WWW-Authenticate", "Bearer")])
     return principal

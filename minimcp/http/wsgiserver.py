@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from ..logs import get_logger
 from ..threads import join, start_thread
@@ -48,12 +48,12 @@ class _Body:
     def read(self, size: int = -1) -> bytes:
         if size < 0 or size > self.remaining:
             size = self.remaining
-        data = self.rfile.read(size) if size else b""
+        data: bytes = self.rfile.read(size) if size else b""
         self.remaining -= len(data)
         return data
 
     def readline(self, size: int = -1) -> bytes:
-        data = self.rfile.readline(min(size, self.remaining) if size >= 0 else self.remaining)
+        data: bytes = self.rfile.readline(min(size, self.remaining) if size >= 0 else self.remaining)
         self.remaining -= len(data)
         return data
 
@@ -61,14 +61,14 @@ class _Body:
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
-    timeout = 120  # an idle keep-alive connection is closed after this many seconds
+    timeout = 120.0  # an idle keep-alive connection is closed after this many seconds
     server: "WSGIServer"
 
     def setup(self) -> None:
         """Set the connection up; a connection past the cap gets a short timeout (it is refused)."""
         self.refusing = self.server.is_refused(self.request)
         if self.refusing:
-            self.timeout = REFUSE_TIMEOUT
+            self.timeout = REFUSE_TIMEOUT  # type: ignore[misc]  # per connection: setup() reads self.timeout
         super().setup()
 
     def handle_one_request(self) -> None:
@@ -131,7 +131,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _environ(self, body: _Body) -> Dict[str, Any]:
         path, _, query = self.path.partition("?")
-        environ = {
+        environ: Dict[str, Any] = {
             "REQUEST_METHOD": self.command, "SCRIPT_NAME": "", "PATH_INFO": path, "QUERY_STRING": query,
             "SERVER_NAME": self.server.server_address[0], "SERVER_PORT": str(self.server.server_address[1]),
             "SERVER_PROTOCOL": self.request_version, "REMOTE_ADDR": self.client_address[0],
@@ -176,7 +176,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = _Body(self.rfile, length)
         response: List[Any] = []  # [status, headers] once start_response is called
 
-        def start_response(status: str, headers: List[Tuple[str, str]], exc_info: Any = None) -> Callable:
+        def start_response(status: str, headers: List[Tuple[str, str]], exc_info: Any = None) -> Callable[..., Any]:
             response[:] = [status, headers]
             return self.wfile.write
 
@@ -248,19 +248,19 @@ class WSGIServer(socketserver.ThreadingMixIn, HTTPServer):
     allow_reuse_address = True
     request_queue_size = 128  # socketserver's 5 resets clients that connect together
 
-    def __init__(self, address: Tuple[str, int], app: Callable, websockets: Optional[Dict[str, Any]] = None,
+    def __init__(self, address: Tuple[str, int], app: Callable[..., Any], websockets: Optional[Dict[str, Any]] = None,
                  max_connections: int = MAX_CONNECTIONS) -> None:
         if max_connections < 1:
             raise ValueError("max_connections must be at least 1")
         self.app = app
         #: path -> minimcp Server, served over WebSocket at that path
-        self.websockets = dict(websockets or {})
+        self.websockets: Dict[str, Any] = dict(websockets or {})
         self.max_connections = max_connections
-        self.stopping = threading.Event()
+        self.stopping: threading.Event = threading.Event()
         self._connections: Dict[threading.Thread, socket.socket] = {}
         self._idle: Dict[socket.socket, None] = {}  # waiting for a request line, longest-waiting first
-        self._closed_idle: set = set()  # idle connections closed at the cap, their threads still ending
-        self._refused: set = set()  # connections past the cap, being answered 503
+        self._closed_idle: Set[Any] = set()  # idle connections closed at the cap, their threads still ending
+        self._refused: Set[Any] = set()  # connections past the cap, being answered 503
         self._conn_lock = threading.Lock()
         super().__init__(address, _Handler)
 
@@ -347,7 +347,7 @@ class WSGIServer(socketserver.ThreadingMixIn, HTTPServer):
         self.server_close()
 
 
-def serve(app: Callable, host: str = "127.0.0.1", port: int = 8000,
+def serve(app: Callable[..., Any], host: str = "127.0.0.1", port: int = 8000,
           ready: Optional[Callable[[WSGIServer], None]] = None, websockets: Optional[Dict[str, Any]] = None,
           max_connections: int = MAX_CONNECTIONS) -> None:
     """Serve ``app`` until Ctrl-C or SIGTERM, then stop gracefully.
@@ -387,10 +387,10 @@ class BackgroundServer:
     Binds port 0 (a free port) on 127.0.0.1 by default; ``url`` says where.
     """
 
-    def __init__(self, app: Callable, host: str = "127.0.0.1", port: int = 0,
+    def __init__(self, app: Callable[..., Any], host: str = "127.0.0.1", port: int = 0,
                  websockets: Optional[Dict[str, Any]] = None, max_connections: int = MAX_CONNECTIONS) -> None:
-        self.httpd = WSGIServer((host, port), app, websockets, max_connections)
-        self.url = f"http://{host}:{self.httpd.server_address[1]}"
+        self.httpd: WSGIServer = WSGIServer((host, port), app, websockets, max_connections)
+        self.url: str = f"http://{host}:{self.httpd.server_address[1]}"
         self._thread: Optional[threading.Thread] = None
 
     def start(self) -> "BackgroundServer":

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 EXTENSION = "io.modelcontextprotocol/skills"
 DIRECTORY_MIME = "inode/directory"
@@ -34,7 +34,7 @@ def digest(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def frontmatter(text: str) -> dict:
+def frontmatter(text: str) -> Dict[str, Any]:
     """The YAML frontmatter at the top of a ``SKILL.md``, as a dict.
 
     Raises:
@@ -58,12 +58,12 @@ def _indent(line: str) -> int:
 def _block(lines: List[Tuple[int, str]], indent: int) -> Tuple[Any, List[Tuple[int, str]]]:
     """Parse the lines at ``indent`` into a mapping or a list; return it and the lines after it."""
     if lines and lines[0][1].lstrip().startswith("- "):
-        items: list = []
+        items: List[Any] = []
         while lines and _indent(lines[0][1]) == indent and lines[0][1].lstrip().startswith("- "):
             items.append(_scalar(lines[0][1].lstrip()[2:].strip(), lines[0][0]))
             lines = lines[1:]
         return items, lines
-    mapping: dict = {}
+    mapping: Dict[str, Any] = {}
     while lines and _indent(lines[0][1]) == indent:
         number, line = lines[0]
         key, colon, value = line.strip().partition(":")

@@ -6,7 +6,7 @@ one argument; :class:`Completers` finds the function registered for that
 pair. The connection calls it and caps what goes back at 100 values.
 """
 
-from typing import Callable, Container, Dict, Optional, Tuple
+from typing import Any, Callable, Container, Dict, Optional, Tuple
 
 from ..errors import RPCError
 from ..protocol.jsonrpc import INVALID_PARAMS
@@ -19,12 +19,12 @@ class Completers:
     """The completers a server has, by reference and argument."""
 
     def __init__(self) -> None:
-        self._by_key: Dict[Key, Callable] = {}
+        self._by_key: Dict[Key, Callable[..., Any]] = {}
 
     def __len__(self) -> int:
         return len(self._by_key)
 
-    def add(self, fn: Callable, prompt: Optional[str], resource: Optional[str], argument: str) -> None:
+    def add(self, fn: Callable[..., Any], prompt: Optional[str], resource: Optional[str], argument: str) -> None:
         """Register ``fn`` for ``argument`` of ``prompt`` or of ``resource`` (exactly one of them).
 
         A completer taking one parameter gets the partial value only; with
@@ -39,7 +39,7 @@ class Completers:
         takes_context = getattr(getattr(fn, "__code__", None), "co_argcount", 1) >= 2
         self._by_key[key] = fn if takes_context else (lambda value, context: fn(value))  # type: ignore
 
-    def find(self, ref: dict, argument: str, prompts: Container[str], uris: Container[str]) -> Optional[Callable]:
+    def find(self, ref: Dict[str, Any], argument: str, prompts: Container[str], uris: Container[str]) -> Optional[Callable[..., Any]]:
         """The completer for a ``completion/complete`` reference and argument, or None.
 
         ``prompts`` and ``uris`` are the server's prompt names and resource

@@ -40,7 +40,7 @@ class Cancelled(RPCError, ToolError):
         super().__init__(INTERNAL_ERROR, "the request was cancelled")
 
 
-def is_async(fn: Callable) -> bool:
+def is_async(fn: Callable[..., Any]) -> bool:
     """True for an ``async def`` function or method (whose calls make coroutines)."""
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
     return code is not None and bool(code.co_flags & _CO_COROUTINE)

@@ -11,28 +11,30 @@ arguments (strings on the wire; converted to an annotated ``int``,
 """
 
 import typing
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .coroutines import finish
-from .content import Message, block_for_version
 from ..errors import RPCError
+from ..inflight import RequestContext
 from ..protocol.jsonrpc import INVALID_PARAMS
 from ..protocol.versions import strip
+from .content import Message, block_for_version
+from .coroutines import finish
+from .docstrings import parse_docstring
 from .resources import _CONVERT
-from .schema import is_context, parse_docstring, type_hints
-from ..inflight import RequestContext
+from .schema import is_context, type_hints
+
 
 class ServerPrompt:
     """A registered prompt: its arguments, its definition, and how to render it."""
 
     #: OAuth scopes a caller needs (``add_prompt(scopes=…)``; checked before ``get``).
-    scopes: tuple = ()
+    scopes: Tuple[Any, ...] = ()
 
-    def __init__(self, fn: Callable, name: Optional[str] = None, title: Optional[str] = None,
-                 description: Optional[str] = None, icons: Optional[List[dict]] = None,
-                 meta: Optional[dict] = None) -> None:
+    def __init__(self, fn: Callable[..., Any], name: Optional[str] = None, title: Optional[str] = None,
+                 description: Optional[str] = None, icons: Optional[List[Dict[str, Any]]] = None,
+                 meta: Optional[Dict[str, Any]] = None) -> None:
         self.fn = fn
-        self.name = name or fn.__name__
+        self.name: str = name or fn.__name__
         hints = type_hints(fn)  # as written, on every Python (3.9/3.10 add Optional[] for a None default)
         code = fn.__code__
         names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
@@ -40,8 +42,8 @@ class ServerPrompt:
         defaults.update(fn.__kwdefaults__ or {})
         doc, param_docs = parse_docstring(fn.__doc__)
         self.context_param: Optional[str] = None
-        self.arguments: List[dict] = []
-        self._converters: Dict[str, Callable] = {}
+        self.arguments: List[Dict[str, Any]] = []
+        self._converters: Dict[str, Callable[..., Any]] = {}
         for arg in names:
             hint = hints.get(arg, str)
             if arg == "ctx" or is_context(hint, (RequestContext,)):
@@ -73,11 +75,11 @@ class ServerPrompt:
             definition["_meta"] = meta
         self.definition = definition
 
-    def definition_for(self, version: str) -> dict:
+    def definition_for(self, version: str) -> Dict[str, Any]:
         """The definition without the fields ``version`` does not know (``prompt.*`` in ``versions.FEATURES``)."""
         return strip(self.definition, "prompt", version)
 
-    def get(self, arguments: Dict[str, Any], ctx: RequestContext, version: str) -> dict:
+    def get(self, arguments: Dict[str, Any], ctx: RequestContext, version: str) -> Dict[str, Any]:
         """Render the prompt: the ``GetPromptResult`` for ``prompts/get``.
 
         Raises:
@@ -114,7 +116,7 @@ class ServerPrompt:
         return f"<ServerPrompt {self.name!r} -> {self.fn.__qualname__}>"
 
 
-def _message(item: Any) -> dict:
+def _message(item: Any) -> Dict[str, Any]:
     if isinstance(item, Message):
         return item.to_dict()
     if type(item) is dict and "role" in item:

@@ -25,7 +25,7 @@ HTTP and on the 2024-11-05 ``/messages/`` POST) and, for a transport with no HTT
 
 import json
 import time
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import urlsplit
 
 from ..errors import MCPError, RPCError, Unauthorized
@@ -75,13 +75,13 @@ class Principal:
     def __init__(self, subject: str, scopes: Iterable[str] = (), *, client_id: Optional[str] = None,
                  issuer: Optional[str] = None, audience: Iterable[str] = (), expires_at: Optional[float] = None,
                  claims: Optional[Dict[str, Any]] = None) -> None:
-        self.subject = subject
-        self.scopes = frozenset(scopes)
-        self.client_id = client_id
-        self.issuer = issuer
-        self.audience = tuple(audience)
-        self.expires_at = expires_at
-        self.claims = claims or {}
+        self.subject: str = subject
+        self.scopes: FrozenSet[str] = frozenset(scopes)
+        self.client_id: Optional[str] = client_id
+        self.issuer: Optional[str] = issuer
+        self.audience: Tuple[str, ...] = tuple(audience)
+        self.expires_at: Optional[float] = expires_at
+        self.claims: Dict[str, Any] = claims or {}
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Principal) and other.subject == self.subject
@@ -158,17 +158,17 @@ class ProtectedResource:
         if not authorization_servers:
             raise ValueError("name at least one authorization server (its issuer URL): clients need it "
                              "to get a token")
-        self.verify: Callable[[str], Any] = getattr(verifier, "verify", verifier)
+        self.verify: Callable[[str], Principal] = getattr(verifier, "verify", verifier)
         self.resource = resource
-        self.authorization_servers = list(authorization_servers)
-        self.scopes_supported = list(scopes_supported)
-        self.required_scopes = tuple(required_scopes)
+        self.authorization_servers: List[str] = list(authorization_servers)
+        self.scopes_supported: List[str] = list(scopes_supported)
+        self.required_scopes: Tuple[str, ...] = tuple(required_scopes)
         self.check_audience = check_audience
         parts = urlsplit(resource)
         path = parts.path.rstrip("/")
         #: Where the metadata is served: the RFC 9728 path-based URL first, then the root one.
-        self.metadata_paths = (WELL_KNOWN + path, WELL_KNOWN) if path else (WELL_KNOWN,)
-        self.metadata_url = f"{parts.scheme}://{parts.netloc}{self.metadata_paths[0]}"
+        self.metadata_paths: Tuple[str, ...] = (WELL_KNOWN + path, WELL_KNOWN) if path else (WELL_KNOWN,)
+        self.metadata_url: str = f"{parts.scheme}://{parts.netloc}{self.metadata_paths[0]}"
         document: Dict[str, Any] = {"resource": resource, "authorization_servers": self.authorization_servers,
                                     "bearer_methods_supported": ["header"]}
         if self.scopes_supported:
@@ -177,7 +177,7 @@ class ProtectedResource:
             document["resource_name"] = resource_name
         if resource_documentation:
             document["resource_documentation"] = resource_documentation
-        self.metadata_body = json.dumps(document).encode()
+        self.metadata_body: bytes = json.dumps(document).encode()
         self._audience = canonical(resource)
 
     def __repr__(self) -> str:
@@ -203,11 +203,11 @@ class ProtectedResource:
             principal = self.verify(token)
         except InvalidToken as exc:
             log.info("token refused: %s", exc)
-            raise Unauthorized(f"invalid token: {exc}", self.challenge("invalid_token", str(exc)))
+            raise Unauthorized(f"invalid token: {exc}", self.challenge("invalid_token", str(exc))) from None
         except VerifierUnavailable as exc:
             log.warning("cannot check tokens now: %s", exc)
             raise _http_error(503, f"Service Unavailable: the token cannot be checked now ({exc}); "
-                              "try again shortly", [("Retry-After", "5")])
+                              "try again shortly", [("Retry-After", "5")]) from None
         problem = self._problem(principal)
         if problem:
             log.info("token refused: %s", problem)
@@ -236,7 +236,7 @@ class ProtectedResource:
                            [("WWW-Authenticate", self.challenge("insufficient_scope", f"{what} needs {scopes}",
                                                                 needed))], INSUFFICIENT_SCOPE)
 
-    def serve_metadata(self, path: str, method: str, start_response: Callable) -> Optional[Iterable[bytes]]:
+    def serve_metadata(self, path: str, method: str, start_response: Callable[..., Any]) -> Optional[Iterable[bytes]]:
         """Answer a GET of one of the well-known metadata URLs (None for another path)."""
         if path.rstrip("/") not in self.metadata_paths:
             return None
@@ -292,7 +292,7 @@ def scopes_needed(server: Any, method: Optional[str], params: Any) -> Tuple[Tupl
     return getattr(item, "scopes", ()), what
 
 
-def granted(principal: Any) -> frozenset:
+def granted(principal: Any) -> FrozenSet[str]:
     """The scopes a principal holds (a plain ``auth`` hook's principal holds none)."""
     return getattr(principal, "scopes", None) or frozenset()
 

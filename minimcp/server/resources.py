@@ -26,15 +26,16 @@ expansion, level 2) matches the rest, slashes included — use it for paths:
 """
 
 import re
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .coroutines import finish
-from .content import resource_contents
 from ..errors import RPCError
-from .schema import _lazy_re, is_context, type_hints
+from ..inflight import RequestContext
 from ..protocol.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND
 from ..protocol.versions import knows, strip
-from ..inflight import RequestContext
+from .content import resource_contents
+from .coroutines import finish
+from .docstrings import _lazy_re
+from .schema import is_context, type_hints
 
 _VARIABLE = _lazy_re(r"\{(\+?)([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -48,7 +49,7 @@ def _parse_bool(text: str) -> bool:
     raise ValueError(f"not a boolean: {text!r}")
 
 
-_CONVERT = {int: int, float: float, bool: _parse_bool, str: str}
+_CONVERT: Dict[Any, Callable[[str], Any]] = {int: int, float: float, bool: _parse_bool, str: str}
 
 
 class ServerResource:
@@ -61,24 +62,25 @@ class ServerResource:
     """
 
     #: OAuth scopes a caller needs (``add_resource(scopes=…)``; checked before ``read``).
-    scopes: tuple = ()
+    scopes: Tuple[Any, ...] = ()
 
-    def __init__(self, fn: Callable, uri: str, *, name: Optional[str] = None, title: Optional[str] = None,
+    def __init__(self, fn: Callable[..., Any], uri: str, *, name: Optional[str] = None, title: Optional[str] = None,
                  description: Optional[str] = None, mime_type: Optional[str] = None,
-                 icons: Optional[List[dict]] = None, annotations: Optional[dict] = None,
-                 size: Optional[int] = None, meta: Optional[dict] = None, ttl_ms: Optional[int] = None,
+                 icons: Optional[List[Dict[str, Any]]] = None, annotations: Optional[Dict[str, Any]] = None,
+                 size: Optional[int] = None, meta: Optional[Dict[str, Any]] = None, ttl_ms: Optional[int] = None,
                  cache_scope: str = "private") -> None:
         self.fn = fn
         self.uri = uri
         #: Cache hints for 2026-07-28 reads (``ttl_ms`` None: the server's ``cache_ttl_ms``).
-        self.ttl_ms, self.cache_scope = ttl_ms, cache_scope
+        self.ttl_ms: Optional[int] = ttl_ms
+        self.cache_scope: str = cache_scope
         self.mime_type = mime_type
-        self.variables = [m.group(2) for m in _VARIABLE.finditer(uri)]
-        self.is_template = bool(self.variables)
+        self.variables: List[Any] = [m.group(2) for m in _VARIABLE.finditer(uri)]
+        self.is_template: bool = bool(self.variables)
         hints = type_hints(fn, include_extras=False)  # as written, on every Python
         code = fn.__code__
         params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
-        self.context_param = next((p for p in params if p == "ctx" or is_context(hints.get(p), (RequestContext,))),
+        self.context_param: Optional[str] = next((p for p in params if p == "ctx" or is_context(hints.get(p), (RequestContext,))),
                                   None)
         missing = [v for v in self.variables if v not in params]
         if missing:
@@ -117,11 +119,11 @@ class ServerResource:
 
         return {k: unquote(v) for k, v in found.groupdict().items()}
 
-    def definition_for(self, version: str) -> dict:
+    def definition_for(self, version: str) -> Dict[str, Any]:
         """The definition without the fields ``version`` does not know (``resource.*`` in ``versions.FEATURES``)."""
         return strip(self.definition, "resource", version)
 
-    def read(self, uri: str, variables: Dict[str, str], ctx: RequestContext) -> dict:
+    def read(self, uri: str, variables: Dict[str, str], ctx: RequestContext) -> Dict[str, Any]:
         """Call the function and build the ``ReadResourceResult`` (with this resource's cache
         hints for a 2026-07-28 request; the server adds its ``ttlMs`` when this has none).
 

@@ -17,27 +17,25 @@ import os
 import threading
 from collections import ChainMap
 
+from ..protocol.versions import PROTOCOL_VERSION, knows
 from .audience import Audience
 from .connection import ServerConnection
 from .context import Context
-from .methods import HANDLERS
 from .logbridge import LogBridge
+from .methods import HANDLERS
 from .stateless import StateSigner
 from .tools import ServerTool
-from ..protocol.versions import PROTOCOL_VERSION, knows
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # pragma: no cover - loaded when a resource, prompt or completer is registered
-    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, TypeVar, Union, overload
+
     from .completion import Completers
     from .prompts import ServerPrompt
     from .resources import ServerResource
+    F = TypeVar("F", bound=Callable[..., Any])  # a decorated function: returned as it came, so its type is kept
 
 __all__ = ["Server", "Context"]
-
-
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "") not in ("", "0", "false", "no")
 
 
 class Server:
@@ -86,21 +84,22 @@ class Server:
         self.title = title
         self.page_size = page_size
         self.log_level = log_level
-        self.log_bridge = LogBridge(enabled=log_bridge)
+        self.log_bridge: LogBridge = LogBridge(enabled=log_bridge)
         self.max_workers = max_workers
         self.timeout = timeout
-        self.trace = _env_flag("MINIMCP_TRACE") if trace is None else trace
-        self.cache_ttl_ms, self.cache_scope = cache_ttl_ms, cache_scope
-        self.state_signer = StateSigner(state_secret)
+        self.trace: bool = os.environ.get("MINIMCP_TRACE", "") not in ("", "0", "false", "no") if trace is None else trace
+        self.cache_ttl_ms: int = cache_ttl_ms
+        self.cache_scope: str = cache_scope
+        self.state_signer: StateSigner = StateSigner(state_secret)
         self._audience = Audience()
         #: The open 2026-07-28 subscriptions/listen requests, of every connection.
-        self.subscriptions = self._audience.subscriptions
+        self.subscriptions: Set[Any] = self._audience.subscriptions
         self.on_roots_changed: Optional[Callable[[ServerConnection], None]] = None  # (connection): roots changed
         self._tools: Dict[str, ServerTool] = {}
-        self._resources: Dict[str, "ServerResource"] = {}
-        self._templates: Dict[str, "ServerResource"] = {}
-        self._prompts: Dict[str, "ServerPrompt"] = {}
-        self._completers: Optional["Completers"] = None  # made when the first completer is registered
+        self._resources: Dict[str, ServerResource] = {}
+        self._templates: Dict[str, ServerResource] = {}
+        self._prompts: Dict[str, ServerPrompt] = {}
+        self._completers: Optional[Completers] = None  # made when the first completer is registered
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -109,22 +108,27 @@ class Server:
 
     # -- tools --------------------------------------------------------------------------
 
-    def tool(self, fn: Optional[Callable] = None, **options: Any) -> Any:
+    if TYPE_CHECKING:  # bare (@server.tool) or called (@server.tool(...)): either way, fn keeps its type
+        @overload
+        def tool(self, fn: F, **options: Any) -> F: ...
+        @overload
+        def tool(self, fn: None = None, **options: Any) -> Callable[[F], F]: ...
+
+    def tool(self, fn: Optional[F] = None, **options: Any) -> Union[F, Callable[[F], F]]:
         """Register a function as a tool; works bare (``@server.tool``) or called.
 
-        The function is returned unchanged, so it can still be called and
-        tested directly. ``options`` are those of :meth:`add_tool`.
+        The function is returned unchanged (its type too, for a type checker), so it can
+        still be called and tested directly. ``options`` are those of :meth:`add_tool`.
         """
-        def register(func: Callable) -> Callable:
-            self.add_tool(func, **options)
-            return func
+        if fn is None:
+            return lambda func: self.tool(func, **options)
+        self.add_tool(fn, **options)
+        return fn
 
-        return register(fn) if fn is not None else register
-
-    def add_tool(self, fn: Callable, *, name: Optional[str] = None, title: Optional[str] = None,
-                 description: Optional[str] = None, annotations: Optional[dict] = None,
-                 icons: Optional[List[dict]] = None, meta: Optional[dict] = None, scopes: Sequence[str] = (),
-                 input_schema: Optional[dict] = None, output_schema: Optional[dict] = None,
+    def add_tool(self, fn: Callable[..., Any], *, name: Optional[str] = None, title: Optional[str] = None,
+                 description: Optional[str] = None, annotations: Optional[Dict[str, Any]] = None,
+                 icons: Optional[List[Dict[str, Any]]] = None, meta: Optional[Dict[str, Any]] = None, scopes: Sequence[str] = (),
+                 input_schema: Optional[Dict[str, Any]] = None, output_schema: Optional[Dict[str, Any]] = None,
                  task: Optional[str] = None) -> ServerTool:
         """Register ``fn`` as a tool.
 
@@ -155,11 +159,7 @@ class Server:
         return tool
 
     def remove_tool(self, name: str) -> None:
-        """Unregister a tool; connected clients are told the list changed.
-
-        Raises:
-            KeyError: there is no such tool.
-        """
+        """Unregister a tool (``KeyError`` if there is none); connected clients are told the list changed."""
         with self._lock:
             del self._tools[name]
         self._audience.changed("notifications/tools/list_changed")
@@ -175,7 +175,8 @@ class Server:
 
     # -- resources ----------------------------------------------------------------------
 
-    def resource(self, uri: str, *, complete: Optional[Dict[str, Callable]] = None, **options: Any) -> Callable:
+    def resource(self, uri: str, *, complete: Optional[Dict[str, Callable[..., Any]]] = None,
+                 **options: Any) -> Callable[[F], F]:
         """Register a function as a resource (fixed URI) or a resource template (``{var}`` in it).
 
         Example::
@@ -187,7 +188,7 @@ class Server:
         ``complete`` maps a template variable to a completer (see
         :meth:`completion`); ``options`` are those of :meth:`add_resource`.
         """
-        def register(func: Callable) -> Callable:
+        def register(func: F) -> F:
             self.add_resource(func, uri, **options)
             for argument, completer in (complete or {}).items():
                 self.add_completer(completer, resource=uri, argument=argument)
@@ -195,11 +196,11 @@ class Server:
 
         return register
 
-    def add_resource(self, fn: Callable, uri: str, *, name: Optional[str] = None, title: Optional[str] = None,
+    def add_resource(self, fn: Callable[..., Any], uri: str, *, name: Optional[str] = None, title: Optional[str] = None,
                      description: Optional[str] = None, mime_type: Optional[str] = None,
-                     icons: Optional[List[dict]] = None, annotations: Optional[dict] = None,
-                     size: Optional[int] = None, meta: Optional[dict] = None, ttl_ms: Optional[int] = None,
-                     cache_scope: str = "private", scopes: Sequence[str] = ()) -> "ServerResource":
+                     icons: Optional[List[Dict[str, Any]]] = None, annotations: Optional[Dict[str, Any]] = None,
+                     size: Optional[int] = None, meta: Optional[Dict[str, Any]] = None, ttl_ms: Optional[int] = None,
+                     cache_scope: str = "private", scopes: Sequence[str] = ()) -> ServerResource:
         """Register ``fn`` to answer ``resources/read`` for ``uri`` (a URI or an RFC 6570 template).
 
         ``fn`` returns ``str`` (text), ``bytes`` (a blob), or JSON-able data;
@@ -227,27 +228,23 @@ class Server:
         return resource
 
     def remove_resource(self, uri: str) -> None:
-        """Unregister a resource or template by its URI.
-
-        Raises:
-            KeyError: there is no such resource.
-        """
+        """Unregister a resource or template by its URI (``KeyError`` if there is none)."""
         with self._lock:
             if self._resources.pop(uri, None) is None:
                 del self._templates[uri]
         self._audience.changed("notifications/resources/list_changed")
 
-    def resources(self) -> List["ServerResource"]:
+    def resources(self) -> List[ServerResource]:
         """The fixed-URI resources, in registration order."""
         with self._lock:
             return list(self._resources.values())
 
-    def resource_templates(self) -> List["ServerResource"]:
+    def resource_templates(self) -> List[ServerResource]:
         """The resource templates, in registration order."""
         with self._lock:
             return list(self._templates.values())
 
-    def find_resource(self, uri: str) -> Optional[Tuple["ServerResource", Dict[str, str]]]:
+    def find_resource(self, uri: str) -> Optional[Tuple[ServerResource, Dict[str, str]]]:
         """The resource that answers ``uri`` and the variables it binds, or ``None``."""
         fixed = self._resources.get(uri)
         if fixed is not None:
@@ -264,24 +261,30 @@ class Server:
 
     # -- prompts --------------------------------------------------------------------------
 
-    def prompt(self, fn: Optional[Callable] = None, *, complete: Optional[Dict[str, Callable]] = None,
-               **options: Any) -> Any:
+    if TYPE_CHECKING:  # as for tool()
+        @overload
+        def prompt(self, fn: F, *, complete: Optional[Dict[str, Callable[..., Any]]] = None, **options: Any) -> F: ...
+        @overload
+        def prompt(self, fn: None = None, *, complete: Optional[Dict[str, Callable[..., Any]]] = None,
+                   **options: Any) -> Callable[[F], F]: ...
+
+    def prompt(self, fn: Optional[F] = None, *, complete: Optional[Dict[str, Callable[..., Any]]] = None,
+               **options: Any) -> Union[F, Callable[[F], F]]:
         """Register a function as a prompt; works bare (``@server.prompt``) or called.
 
         ``complete`` maps an argument name to a completer (see :meth:`completion`);
         ``options`` are those of :meth:`add_prompt`.
         """
-        def register(func: Callable) -> Callable:
-            prompt = self.add_prompt(func, **options)
-            for argument, completer in (complete or {}).items():
-                self.add_completer(completer, prompt=prompt.name, argument=argument)
-            return func
+        if fn is None:
+            return lambda func: self.prompt(func, complete=complete, **options)
+        prompt = self.add_prompt(fn, **options)
+        for argument, completer in (complete or {}).items():
+            self.add_completer(completer, prompt=prompt.name, argument=argument)
+        return fn
 
-        return register(fn) if fn is not None else register
-
-    def add_prompt(self, fn: Callable, *, name: Optional[str] = None, title: Optional[str] = None,
-                   description: Optional[str] = None, icons: Optional[List[dict]] = None,
-                   meta: Optional[dict] = None, scopes: Sequence[str] = ()) -> "ServerPrompt":
+    def add_prompt(self, fn: Callable[..., Any], *, name: Optional[str] = None, title: Optional[str] = None,
+                   description: Optional[str] = None, icons: Optional[List[Dict[str, Any]]] = None,
+                   meta: Optional[Dict[str, Any]] = None, scopes: Sequence[str] = ()) -> ServerPrompt:
         """Register ``fn`` as a prompt; its parameters are the prompt's arguments.
 
         ``fn`` returns a string (one user message) or a list of messages
@@ -297,28 +300,24 @@ class Server:
         return prompt
 
     def remove_prompt(self, name: str) -> None:
-        """Unregister a prompt.
-
-        Raises:
-            KeyError: there is no such prompt.
-        """
+        """Unregister a prompt (``KeyError`` if there is none)."""
         with self._lock:
             del self._prompts[name]
         self._audience.changed("notifications/prompts/list_changed")
 
-    def prompts(self) -> List["ServerPrompt"]:
+    def prompts(self) -> List[ServerPrompt]:
         """The registered prompts, in registration order."""
         with self._lock:
             return list(self._prompts.values())
 
-    def get_prompt(self, name: str) -> Optional["ServerPrompt"]:
+    def get_prompt(self, name: str) -> Optional[ServerPrompt]:
         """The prompt called ``name``, or ``None``."""
         return self._prompts.get(name)
 
     # -- completion -------------------------------------------------------------------------
 
     def completion(self, *, prompt: Optional[str] = None, resource: Optional[str] = None,
-                   argument: str) -> Callable:
+                   argument: str) -> Callable[[F], F]:
         """Register a completer for one prompt argument or resource-template variable.
 
         Example::
@@ -332,13 +331,13 @@ class Server:
         returns a list of strings (at most 100 are sent, with ``total`` and
         ``hasMore``) or a ready ``{"values": ..., "total": ..., "hasMore": ...}`` dict.
         """
-        def register(func: Callable) -> Callable:
+        def register(func: F) -> F:
             self.add_completer(func, prompt=prompt, resource=resource, argument=argument)
             return func
 
         return register
 
-    def add_completer(self, fn: Callable, *, prompt: Optional[str] = None, resource: Optional[str] = None,
+    def add_completer(self, fn: Callable[..., Any], *, prompt: Optional[str] = None, resource: Optional[str] = None,
                       argument: str) -> None:
         """Register ``fn`` as the completer of ``argument`` of a prompt or a resource template.
 
@@ -347,7 +346,7 @@ class Server:
         """
         self._completer_registry().add(fn, prompt, resource, argument)
 
-    def find_completer(self, ref: dict, argument: str) -> Optional[Callable]:
+    def find_completer(self, ref: Dict[str, Any], argument: str) -> Optional[Callable[..., Any]]:
         """The completer for a ``completion/complete`` reference and argument.
 
         Raises:
@@ -356,7 +355,7 @@ class Server:
         return self._completer_registry().find(ref, argument, self._prompts,
                                                ChainMap(self._resources, self._templates))
 
-    def _completer_registry(self) -> "Completers":
+    def _completer_registry(self) -> Completers:
         if self._completers is None:
             from .completion import Completers  # late: most servers register no completer
 
@@ -365,7 +364,7 @@ class Server:
 
     # -- the handshake -------------------------------------------------------------------------
 
-    def capabilities(self, version: str = PROTOCOL_VERSION) -> dict:
+    def capabilities(self, version: str = PROTOCOL_VERSION) -> Dict[str, Any]:
         """The capabilities this server declares to a client of ``version``.
 
         Each feature is declared when something is registered for it; a
@@ -382,7 +381,7 @@ class Server:
             caps["completions"] = {}
         return caps
 
-    def initialize_result(self, version: str) -> dict:
+    def initialize_result(self, version: str) -> Dict[str, Any]:
         """The ``initialize`` result for a client that negotiated ``version``."""
         info: Dict[str, Any] = {"name": self.name, "version": self.version}
         if self.title and knows(version, "server_title"):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import mimetypes
 import os
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import RPCError
 from ..protocol.jsonrpc import INVALID_PARAMS
@@ -38,10 +38,10 @@ class SkillSet:
 
     def __init__(self, directory_read: bool = True) -> None:
         self.directory_read = directory_read
-        self.entries: Dict[str, dict] = {}  # SKILL.md uri -> the skill entry
+        self.entries: Dict[str, Dict[str, Any]] = {}  # SKILL.md uri -> the skill entry
         self.children: Dict[str, Dict[str, bool]] = {}  # directory uri -> {child uri: is a directory}
 
-    def settings(self) -> dict:
+    def settings(self) -> Dict[str, Any]:
         """The extension's settings in ``server/discover``."""
         return {"directoryRead": True} if self.directory_read else {}
 
@@ -73,7 +73,7 @@ def publish_skills(server: Any, folder: str, *, scheme: str = "skill", directory
         ValueError: a ``SKILL.md`` without frontmatter, a name that does not match
             its folder or breaks the naming rules, or a skill past 512 files or 16 MiB.
     """
-    skills = server.__dict__.get("skills") or server.__dict__.setdefault("skills", SkillSet(directory_read))
+    skills: SkillSet = server.__dict__.get("skills") or server.__dict__.setdefault("skills", SkillSet(directory_read))
     for root, dirs, files in os.walk(folder):
         dirs.sort()
         if "SKILL.md" in files:
@@ -90,7 +90,7 @@ def _publish_one(server: Any, skills: SkillSet, folder: str, root: str, scheme: 
     if front.get("name") != name or not NAME_RULE.match(name) or not isinstance(front.get("description"), str):
         raise ValueError(f"{root}/SKILL.md: its frontmatter needs name: {name} (the folder's name: lowercase "
                          f"letters, digits and single hyphens) and a description")
-    manifest: List[dict] = []
+    manifest: List[Dict[str, Any]] = []
     for here, dirs, files in os.walk(root):
         dirs.sort()
         for filename in sorted(files):
@@ -107,7 +107,7 @@ def _publish_one(server: Any, skills: SkillSet, folder: str, root: str, scheme: 
     skills.entries[base + "/SKILL.md"] = {"uri": base + "/SKILL.md", "frontmatter": front, "resources": manifest}
 
 
-def _serve_file(server: Any, uri: str, data: bytes, front: Optional[dict], ttl_ms: Optional[int]) -> None:
+def _serve_file(server: Any, uri: str, data: bytes, front: Optional[Dict[str, Any]], ttl_ms: Optional[int]) -> None:
     """Register one file as a resource: text when it is UTF-8, else a blob."""
     mime = "text/markdown" if uri.endswith(".md") else (mimetypes.guess_type(uri)[0] or "application/octet-stream")
     try:
@@ -123,27 +123,27 @@ def _serve_file(server: Any, uri: str, data: bytes, front: Optional[dict], ttl_m
 
 
 def _skills(connection: Any) -> SkillSet:
-    skills = connection.server.__dict__.get("skills")
+    skills: Optional[SkillSet] = connection.server.__dict__.get("skills")
     if skills is None:
         raise RPCError(INVALID_PARAMS, "Invalid params: this server publishes no skills")
     return skills
 
 
-def _cached(connection: Any, result: dict) -> dict:
+def _cached(connection: Any, result: Dict[str, Any]) -> Dict[str, Any]:
     """Add the cache hints a skills result carries (extension: ``ttlMs`` and ``cacheScope``)."""
     result.setdefault("ttlMs", connection.server.cache_ttl_ms)
     result.setdefault("cacheScope", "public")
     return result
 
 
-def _uri(params: dict) -> str:
+def _uri(params: Dict[str, Any]) -> str:
     uri = params.get("uri")
     if not isinstance(uri, str):
         raise RPCError(INVALID_PARAMS, 'Invalid params: "uri" (a string) is required')
     return uri
 
 
-def _page(items: list, params: dict, page_size: Optional[int]) -> tuple:
+def _page(items: List[Any], params: Dict[str, Any], page_size: Optional[int]) -> Tuple[Any, ...]:
     """One page of ``items`` from ``params["cursor"]`` (an offset), and the next cursor or None."""
     cursor = params.get("cursor")
     start = int(cursor) if isinstance(cursor, str) and cursor.isdigit() else 0
@@ -153,7 +153,7 @@ def _page(items: list, params: dict, page_size: Optional[int]) -> tuple:
     return items[start:end], (str(end) if end < len(items) else None)
 
 
-def list_skills(connection: Any, params: dict, ctx: Any) -> dict:
+def list_skills(connection: Any, params: Dict[str, Any], ctx: Any) -> Dict[str, Any]:
     """Answer ``skills/list``: every published skill's entry (a page of them, with ``page_size``)."""
     entries, cursor = _page(list(_skills(connection).entries.values()), params, connection.server.page_size)
     result: Dict[str, Any] = {"skills": entries}
@@ -162,7 +162,7 @@ def list_skills(connection: Any, params: dict, ctx: Any) -> dict:
     return _cached(connection, result)
 
 
-def get_skill(connection: Any, params: dict, ctx: Any) -> dict:
+def get_skill(connection: Any, params: Dict[str, Any], ctx: Any) -> Dict[str, Any]:
     """Answer ``skills/get``: the entry of the skill whose ``SKILL.md`` is ``uri``; -32602 if none."""
     uri = _uri(params)
     entry = _skills(connection).entries.get(uri)
@@ -171,7 +171,7 @@ def get_skill(connection: Any, params: dict, ctx: Any) -> dict:
     return _cached(connection, {"skill": entry})
 
 
-def read_directory(connection: Any, params: dict, ctx: Any) -> dict:
+def read_directory(connection: Any, params: Dict[str, Any], ctx: Any) -> Dict[str, Any]:
     """Answer ``resources/directory/read``: a skill directory's direct children; -32602 for a URI
     that is not a directory of a published skill."""
     uri = _uri(params).rstrip("/")

@@ -27,12 +27,18 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Deque, Dict, List, Optional, Union
 
 from ..errors import CapabilityError, RPCError
 from ..logs import get_logger
-from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY
-from ..protocol.stateless import TASKS_EXTENSION, InputRequired
+from ..protocol.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    Request,
+)
+from ..protocol.stateless import TASKS_EXTENSION, InputRequired, RequestMeta
 from ..protocol.versions import MODERN_VERSION
 from ..threads import join, start_thread
 from .connection import MAX_DEPTH, too_deep
@@ -59,7 +65,7 @@ def missing_extension() -> RPCError:
                     f"_meta clientCapabilities.extensions)", {"requiredCapabilities": {"extensions": {EXTENSION: {}}}})
 
 
-def starts_task_later(fn: Callable) -> Callable:
+def starts_task_later(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Mark a task tool that asks its questions first, synchronously, and becomes a task only
     when it calls ``ctx.start_task()`` (a plain result if it returns without calling it)."""
     fn.__minimcp_task_later__ = True  # type: ignore[attr-defined]
@@ -71,13 +77,15 @@ class TaskContext(Context):
 
     __slots__ = ("task", "runner", "waiting")
 
-    def __init__(self, ctx: Context, runner: "TaskRunner", record: TaskRecord) -> None:
-        super().__init__(ctx.session, _Request(ctx), None)
-        self.modern, self.answers = ctx.modern, dict(ctx.answers)
-        self.task, self.runner = record, runner
+    def __init__(self, ctx: Context, runner: TaskRunner, record: TaskRecord) -> None:
+        super().__init__(ctx.session, Request(ctx.request_id, ctx.method, ctx.params), None)  # the creating request's parts
+        self.modern: Optional[RequestMeta] = ctx.modern
+        self.answers: Dict[str, Any] = dict(ctx.answers)
+        self.task: TaskRecord = record
+        self.runner: TaskRunner = runner
         self._cancelled = threading.Event()
         #: key -> the request still unanswered (its answer lands in ``answers``)
-        self.waiting: Dict[str, dict] = {}
+        self.waiting: Dict[str, Dict[str, Any]] = {}
 
     def start_task(self) -> None:
         """Already a task: nothing to do."""
@@ -92,7 +100,7 @@ class TaskContext(Context):
         text = f"{progress:g}/{total:g}" if total is not None else f"{progress:g}"
         self.runner._status_message(self, f"{text} {message}" if message else text)
 
-    def _ask(self, method: str, params: Optional[dict], key: Optional[str], timeout: Optional[float]) -> Any:
+    def _ask(self, method: str, params: Optional[Dict[str, Any]], key: Optional[str], timeout: Optional[float]) -> Any:
         """Ask the client through the task: park it in ``input_required`` until ``tasks/update``."""
         self._asks += 1
         key = key or f"{method.split('/')[0]}-{self._asks}"
@@ -103,13 +111,6 @@ class TaskContext(Context):
         if self._batching:
             return None
         return self.runner._wait(self, timeout)[key]
-
-
-class _Request:
-    """The parts of the creating request a :class:`TaskContext` is made from."""
-
-    def __init__(self, ctx: Context) -> None:
-        self.id, self.method, self.params = ctx.request_id, ctx.method, ctx.params
 
 
 class TaskRunner:
@@ -126,17 +127,19 @@ class TaskRunner:
     def __init__(self, store: Optional[TaskStore] = None, *, ttl_ms: Optional[int] = 3600000,
                  poll_interval_ms: int = 100, max_running: int = 16, clock: Callable[[], float] = time.time) -> None:
         self.clock = clock
-        self.store = store if store is not None else MemoryTaskStore(clock=clock)
-        self.ttl_ms, self.poll_interval_ms, self.max_running = ttl_ms, poll_interval_ms, max_running
+        self.store: Union[TaskStore, MemoryTaskStore] = store if store is not None else MemoryTaskStore(clock=clock)
+        self.ttl_ms: Optional[int] = ttl_ms
+        self.poll_interval_ms: int = poll_interval_ms
+        self.max_running = max_running
         self._live: Dict[str, TaskContext] = {}  # task id -> the context of a task not yet ended
-        self._queue: deque = deque()
-        self._threads: list = []
+        self._queue: Deque[Any] = deque()
+        self._threads: List[Any] = []
         self._lock = threading.Condition()
         self._closed = False
 
     # -- creating and running ---------------------------------------------------------------------
 
-    def start(self, tool: Any, arguments: dict, ctx: Context) -> dict:
+    def start(self, tool: Any, arguments: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
         """Create a task for ``tool(arguments)``, saved before this returns, and queue it; return the
         ``CreateTaskResult``."""
         import secrets  # late: only a server that starts tasks pays for it
@@ -164,7 +167,7 @@ class TaskRunner:
                 tool, arguments, ctx = self._queue.popleft()
             self._run(tool, arguments, ctx)
 
-    def _run(self, tool: Any, arguments: dict, ctx: TaskContext) -> None:
+    def _run(self, tool: Any, arguments: Dict[str, Any], ctx: TaskContext) -> None:
         outcome: Dict[str, Any] = {}
         try:
             while not ctx.is_cancelled:
@@ -186,7 +189,7 @@ class TaskRunner:
             outcome = {"error": {"code": INTERNAL_ERROR, "message": f"Internal error: {type(exc).__name__}: {exc}"}}
         self._end(ctx, outcome)
 
-    def _end(self, ctx: TaskContext, outcome: dict) -> None:
+    def _end(self, ctx: TaskContext, outcome: Dict[str, Any]) -> None:
         record = ctx.task
         with self._lock:
             self._live.pop(record.task_id, None)
@@ -204,7 +207,7 @@ class TaskRunner:
 
     # -- input requests ---------------------------------------------------------------------------------
 
-    def _ask(self, ctx: TaskContext, key: str, request: dict) -> None:
+    def _ask(self, ctx: TaskContext, key: str, request: Dict[str, Any]) -> None:
         with self._lock:
             ctx.waiting[key] = request
             record = ctx.task
@@ -216,7 +219,7 @@ class TaskRunner:
             record.updated = self.clock()
         self._changed(record)
 
-    def _wait(self, ctx: TaskContext, timeout: Optional[float]) -> dict:
+    def _wait(self, ctx: TaskContext, timeout: Optional[float]) -> Dict[str, Any]:
         """Show every unanswered question and wait until all are answered (or the task is cancelled)."""
         record = ctx.task
         with self._lock:
@@ -240,7 +243,7 @@ class TaskRunner:
 
     # -- the methods ---------------------------------------------------------------------------------
 
-    def _record(self, params: dict, ctx: Any) -> TaskRecord:
+    def _record(self, params: Dict[str, Any], ctx: Any) -> TaskRecord:
         if not opted_in(ctx):
             raise missing_extension()
         task_id = params.get("taskId")
@@ -252,13 +255,13 @@ class TaskRunner:
                                            f"ttlMs); start the call again")
         return record
 
-    def get(self, params: dict, ctx: Any) -> dict:
+    def get(self, params: Dict[str, Any], ctx: Any) -> Dict[str, Any]:
         """Answer ``tasks/get``: the task, its result or error inlined once it ended."""
         record = self._record(params, ctx)
         with self._lock:
             return record.wire()
 
-    def update(self, params: dict, ctx: Any) -> dict:
+    def update(self, params: Dict[str, Any], ctx: Any) -> Dict[str, Any]:
         """Answer ``tasks/update``: hand the answers to the questions the task waits on.
 
         Keys not outstanding are ignored (extension: "Task Update Requests");
@@ -289,7 +292,7 @@ class TaskRunner:
             self._changed(record)
         return {}
 
-    def cancel(self, params: dict, ctx: Any) -> dict:
+    def cancel(self, params: Dict[str, Any], ctx: Any) -> Dict[str, Any]:
         """Answer ``tasks/cancel``: a running task ends ``cancelled`` now and its tool sees
         ``ctx.cancelled``; an ended task stays as it is (idempotent)."""
         record = self._record(params, ctx)
@@ -352,7 +355,7 @@ class _Cancelled(Exception):
 def runner_for(server: Any) -> TaskRunner:
     """The server's task runner (``server.tasks``), made with the defaults on first use; set
     ``server.tasks = TaskRunner(...)`` before serving to choose the store, TTL or limits."""
-    runner = server.__dict__.get("tasks")
+    runner: Optional[TaskRunner] = server.__dict__.get("tasks")
     if runner is None:
         runner = server.__dict__.setdefault("tasks", TaskRunner())
     runner.subscriptions = server.subscriptions
@@ -366,7 +369,7 @@ def close(server: Any) -> None:
         runner.close()
 
 
-def listen_task_ids(server: Any, task_ids: list, ctx: Any) -> list:
+def listen_task_ids(server: Any, task_ids: List[Any], ctx: Any) -> List[Any]:
     """The task ids a ``subscriptions/listen`` request will hear ``notifications/tasks`` about:
     those it may see (-32021 if it did not declare the extension)."""
     if not opted_in(ctx):
@@ -382,17 +385,22 @@ def listen_task_ids(server: Any, task_ids: list, ctx: Any) -> list:
 # -- the methods, as rows of server.methods.METHODS --------------------------------------------------
 
 
-def call_tool(connection: Any, params: dict, ctx: Context) -> dict:
+def _plain_call(connection: Any, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
+    result: Dict[str, Any] = connection.call_tool(params, ctx)  # the usual tools/call, no task
+    return result
+
+
+def call_tool(connection: Any, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
     """Answer ``tools/call``: as a task when the tool supports it and the request opted in;
     -32021 for a tool that requires a task from a request that did not; else as usual."""
     tool = connection.server.get_tool(params.get("name"))
     support = getattr(tool, "task", None)
     if support is None or ctx.modern is None:
-        return connection.call_tool(params, ctx)
+        return _plain_call(connection, params, ctx)
     if not opted_in(ctx):
         if support == "required":
             raise missing_extension()
-        return connection.call_tool(params, ctx)
+        return _plain_call(connection, params, ctx)
     arguments = params.get("arguments")
     if arguments is not None and type(arguments) is not dict:
         raise RPCError(INVALID_PARAMS, 'tools/call "arguments" must be an object')
@@ -400,28 +408,28 @@ def call_tool(connection: Any, params: dict, ctx: Context) -> dict:
         raise RPCError(INVALID_PARAMS, f'Invalid params: tools/call "arguments" nest deeper than {MAX_DEPTH} levels')
     if getattr(tool.fn, "__minimcp_task_later__", False):
         try:
-            return connection.call_tool(params, ctx)  # a plain result if it never starts the task
+            return _plain_call(connection, params, ctx)  # a plain result if it never starts the task
         except StartTask:
             pass
     return runner_for(connection.server).start(tool, arguments or {}, ctx)
 
 
-def tasks_get(connection: Any, params: dict, ctx: Any) -> dict:
+def tasks_get(connection: Any, params: Dict[str, Any], ctx: Any) -> Dict[str, Any]:
     """Answer ``tasks/get``."""
     return runner_for(connection.server).get(params, ctx)
 
 
-def tasks_update(connection: Any, params: dict, ctx: Any) -> dict:
+def tasks_update(connection: Any, params: Dict[str, Any], ctx: Any) -> Dict[str, Any]:
     """Answer ``tasks/update``."""
     return runner_for(connection.server).update(params, ctx)
 
 
-def tasks_cancel(connection: Any, params: dict, ctx: Any) -> dict:
+def tasks_cancel(connection: Any, params: Dict[str, Any], ctx: Any) -> Dict[str, Any]:
     """Answer ``tasks/cancel``."""
     return runner_for(connection.server).cancel(params, ctx)
 
 
-def removed(connection: Any, params: dict, ctx: Any) -> dict:
+def removed(connection: Any, params: Dict[str, Any], ctx: Any) -> Dict[str, Any]:
     """``tasks/result`` and ``tasks/list`` (2025-11-25 tasks) are not part of the extension: -32601."""
     raise RPCError(METHOD_NOT_FOUND, f"Method not found: {ctx.method} (the {EXTENSION} extension has none: "
                                      f"tasks/get inlines the result, and tasks are not listed)")

@@ -23,7 +23,7 @@ TERMINAL = ("completed", "failed", "cancelled")
 
 def iso(seconds: float) -> str:
     """An ISO 8601 UTC timestamp, to the millisecond: ``2026-07-28T10:30:00.000Z``."""
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + ".%03dZ" % int(seconds % 1 * 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{int(seconds % 1 * 1000):03d}Z"
 
 
 class TaskRecord:
@@ -44,16 +44,17 @@ class TaskRecord:
 
     def __init__(self, task_id: str, created: float, ttl_ms: Optional[int], poll_interval_ms: int,
                  owner: Any = None) -> None:
-        self.task_id = task_id
-        self.status = "working"
+        self.task_id: str = task_id
+        self.status: str = "working"
         self.status_message: Optional[str] = None
-        self.created = self.updated = created
-        self.ttl_ms = ttl_ms
-        self.poll_interval_ms = poll_interval_ms
-        self.input_requests: Dict[str, dict] = {}
-        self.result: Optional[dict] = None
-        self.error: Optional[dict] = None
-        self.owner = owner
+        self.created: float = created
+        self.updated: float = created
+        self.ttl_ms: Optional[int] = ttl_ms
+        self.poll_interval_ms: int = poll_interval_ms
+        self.input_requests: Dict[str, Dict[str, Any]] = {}
+        self.result: Optional[Dict[str, Any]] = None
+        self.error: Optional[Dict[str, Any]] = None
+        self.owner: Any = owner  # the principal that created it (compared, never read)
 
     @property
     def terminal(self) -> bool:
@@ -64,7 +65,7 @@ class TaskRecord:
         """True when the task has ended and its TTL has passed (a running task is never dropped)."""
         return self.terminal and self.ttl_ms is not None and now >= self.created + self.ttl_ms / 1000
 
-    def wire(self) -> dict:
+    def wire(self) -> Dict[str, Any]:
         """The task on the wire: the ``Task`` fields, plus what its status inlines (extension
         ``DetailedTask``: ``inputRequests`` while waiting, ``result`` or ``error`` at the end)."""
         task: Dict[str, Any] = {"taskId": self.task_id, "status": self.status, "createdAt": iso(self.created),
@@ -116,7 +117,7 @@ class MemoryTaskStore(TaskStore):
     def __init__(self, max_tasks: int = 10000, clock: Callable[[], float] = time.time) -> None:
         self.max_tasks = max_tasks
         self.clock = clock
-        self._records: "OrderedDict[str, TaskRecord]" = OrderedDict()
+        self._records: OrderedDict[str, TaskRecord] = OrderedDict()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:

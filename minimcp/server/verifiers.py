@@ -17,12 +17,15 @@ timeout, and no lock is held while it runs.
 
 import threading
 import time
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..logs import get_logger
 from .protection import InvalidToken, Principal, VerifierUnavailable, scope_list
 
 log = get_logger(__name__)
+
+#: What a verifier decided about a token: who it stands for, or why it is refused.
+Decision = Union[Principal, InvalidToken]
 
 
 def _import_jwt() -> Any:
@@ -47,18 +50,19 @@ class TokenCache:
     """
 
     def __init__(self, seconds: float, size: int = 1024) -> None:
-        self.seconds, self.size = seconds, size
-        self._entries: Dict[str, Tuple[float, Any]] = {}
+        self.seconds: float = seconds
+        self.size: int = size
+        self._entries: Dict[str, Tuple[float, Decision]] = {}
         self._lock = threading.Lock()
 
-    def get(self, token: str) -> Any:
+    def get(self, token: str) -> Optional[Decision]:
         """The principal (or the :class:`InvalidToken`) remembered for ``token``, else None."""
         entry = self._entries.get(token)
         if entry is None or entry[0] <= time.time():
             return None
         return entry[1]
 
-    def put(self, token: str, decision: Any, expires_at: Optional[float] = None) -> None:
+    def put(self, token: str, decision: Decision, expires_at: Optional[float] = None) -> None:
         """Remember ``decision`` for ``token`` until ``seconds`` from now, or ``expires_at`` if sooner."""
         if self.seconds <= 0:
             return
@@ -73,7 +77,7 @@ class TokenCache:
             self._entries[token] = (until, decision)
 
 
-def _get_json(session: Any, url: str, timeout: float, what: str) -> dict:
+def _get_json(session: Any, url: str, timeout: float, what: str) -> Dict[str, Any]:
     """GET a JSON object, or raise :class:`VerifierUnavailable` saying what failed."""
     import requests  # late: only a server that checks tokens loads it
 
@@ -203,13 +207,19 @@ class JWTVerifier:
                  algorithms: Sequence[str] = ("RS256", "PS256", "ES256", "ES384", "EdDSA"), leeway: float = 30.0,
                  timeout: float = 5.0, refetch_interval: float = 60.0, jwks_ttl: float = 3600.0,
                  failure_backoff: float = 5.0, cache_seconds: float = 300.0, session: Any = None) -> None:
-        self.jwt = _import_jwt()  # fail at configuration time, naming the extra
-        self.issuer, self.audience, self.jwks_uri = issuer, audience, jwks_uri
-        self.algorithms = [a for a in algorithms if a != "none" and not a.startswith("HS")]
-        self.leeway, self.timeout, self.session = leeway, timeout, session
-        self.refetch_interval, self.jwks_ttl, self.failure_backoff = refetch_interval, jwks_ttl, failure_backoff
-        self.cache = TokenCache(cache_seconds)
-        self.keys = _KeySet(self)
+        self.jwt: Any = _import_jwt()  # the PyJWT module; fail at configuration time, naming the extra
+        self.issuer: str = issuer
+        self.audience = audience
+        self.jwks_uri: Optional[str] = jwks_uri
+        self.algorithms: List[str] = [a for a in algorithms if a != "none" and not a.startswith("HS")]
+        self.leeway: float = leeway
+        self.timeout = timeout
+        self.session = session
+        self.refetch_interval: float = refetch_interval
+        self.jwks_ttl = jwks_ttl
+        self.failure_backoff = failure_backoff
+        self.cache: TokenCache = TokenCache(cache_seconds)
+        self.keys: _KeySet = _KeySet(self)
 
     def __repr__(self) -> str:
         return f"<JWTVerifier issuer={self.issuer} audience={self.audience}>"
@@ -302,10 +312,15 @@ class IntrospectionVerifier:
                  cache_seconds: float = 30.0, session: Any = None) -> None:
         import requests  # late: only a server that checks tokens loads it
 
-        self.endpoint, self.client_id, self._secret = endpoint, client_id, client_secret
-        self.audience, self.issuer, self.auth_method, self.timeout = audience, issuer, auth_method, timeout
-        self.session = session or requests.Session()
-        self.cache = TokenCache(cache_seconds)
+        self.endpoint: str = endpoint
+        self.client_id = client_id
+        self._secret = client_secret
+        self.audience: Optional[str] = audience
+        self.issuer = issuer
+        self.auth_method: str = auth_method
+        self.timeout: float = timeout
+        self.session: Any = session or requests.Session()  # a requests.Session, or one like it
+        self.cache: TokenCache = TokenCache(cache_seconds)
 
     def __repr__(self) -> str:
         return f"<IntrospectionVerifier {self.endpoint} as {self.client_id}>"
@@ -349,7 +364,7 @@ class IntrospectionVerifier:
             raise VerifierUnavailable(f"token introspection at {self.endpoint} answered no JSON object")
         return self._decide(body)
 
-    def _decide(self, body: dict) -> Any:
+    def _decide(self, body: Dict[str, Any]) -> Any:
         """A principal for an active token's answer, else the :class:`InvalidToken` to raise."""
         if body.get("active") is not True:
             return InvalidToken("the token is not active (expired, revoked, or never issued)")

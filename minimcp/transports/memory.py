@@ -8,17 +8,17 @@ the same way it would over stdio.
 """
 
 import queue
-from typing import Callable, Optional, Tuple
+from typing import Any, Callable, Optional, Tuple
 
-from ..protocol import jsonrpc
 from ..errors import ConnectionClosed
+from ..protocol import jsonrpc
 from . import Transport
 
 
 class MemoryTransport(Transport):
     """One end of an in-process pair; see :func:`pair`."""
 
-    def __init__(self, inbox: "queue.SimpleQueue", outbox: "queue.SimpleQueue") -> None:
+    def __init__(self, inbox: "queue.SimpleQueue[Any]", outbox: "queue.SimpleQueue[Any]") -> None:
         self._inbox = inbox
         self._outbox = outbox
         self._closed = False
@@ -56,6 +56,6 @@ class MemoryTransport(Transport):
 
 def pair() -> Tuple[MemoryTransport, MemoryTransport]:
     """Return two connected transports: what one writes, the other reads."""
-    a_to_b: "queue.SimpleQueue" = queue.SimpleQueue()
-    b_to_a: "queue.SimpleQueue" = queue.SimpleQueue()
+    a_to_b: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    b_to_a: queue.SimpleQueue[Any] = queue.SimpleQueue()
     return MemoryTransport(b_to_a, a_to_b), MemoryTransport(a_to_b, b_to_a)

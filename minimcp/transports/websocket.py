@@ -16,11 +16,11 @@ import hashlib
 import socket
 import struct
 import threading
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
+from ..errors import ConnectionClosed
 from ..logs import get_logger
 from ..protocol import jsonrpc
-from ..errors import ConnectionClosed
 from . import Transport
 
 log = get_logger(__name__)
@@ -43,7 +43,7 @@ class WebSocketTransport(Transport):
         self.url = url
         self._errors = (websocket.WebSocketException, OSError)
         try:
-            self.ws = websocket.create_connection(url, subprotocols=["mcp"], timeout=timeout,
+            self.ws: websocket.WebSocket = websocket.create_connection(url, subprotocols=["mcp"], timeout=timeout,
                                                   header=[f"{k}: {v}" for k, v in (headers or {}).items()])
         except self._errors as exc:
             raise ConnectionClosed(f"cannot open a WebSocket to {url}: {exc}") from exc
@@ -84,10 +84,10 @@ class WebSocketTransport(Transport):
             except self._errors:
                 pass
         try:
-            self.ws.sock.shutdown(socket.SHUT_RDWR)
+            self.ws.sock.shutdown(socket.SHUT_RDWR)  # type: ignore[union-attr]  # None: AttributeError, caught
         except (AttributeError, OSError):
             pass
-        self.ws.shutdown()
+        self.ws.shutdown()  # type: ignore[no-untyped-call]  # websocket-client leaves it unannotated
 
 
 def accept_key(key: str) -> str:
@@ -117,18 +117,19 @@ class WebSocketServerTransport(Transport):
     """
 
     def __init__(self, rfile: Any, wfile: Any, max_message: int = 16 * 1024 * 1024) -> None:
-        self.rfile, self.wfile = rfile, wfile
+        self.rfile = rfile
+        self.wfile = wfile
         self.max_message = max_message
         self._write_lock = threading.Lock()
         self._closed = False
 
     def _read_exact(self, size: int) -> bytes:
-        data = self.rfile.read(size)
+        data: bytes = self.rfile.read(size)
         if len(data) != size:
             raise EOFError
         return data
 
-    def _read_frame(self) -> tuple:
+    def _read_frame(self) -> Tuple[Any, ...]:
         first, second = self._read_exact(2)
         fin, opcode, masked, size = first & 0x80, first & 0x0F, second & 0x80, second & 0x7F
         if size == 126:
@@ -159,7 +160,7 @@ class WebSocketServerTransport(Transport):
 
     def read(self) -> Optional[jsonrpc.Parsed]:
         """The next text message (fragments joined; pings answered); ``None`` when the peer leaves."""
-        parts: list = []
+        parts: List[Any] = []
         try:
             while True:
                 fin, opcode, payload = self._read_frame()
