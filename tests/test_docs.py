@@ -47,3 +47,14 @@ def test_the_readme_renders_on_an_index():
     # The two commands of a checkout come first; right after them, the line an index reader can use.
     assert readme.split("```")[1].startswith("sh\npip install . && ")
     assert "pip install minimcp-sync" in readme.split("```")[2].split("\n\n")[1]
+
+
+def test_every_docs_page_is_in_the_nav():
+    """mkdocs --strict (in .ci/run) fails on a page left out of mkdocs.yml's nav: catch it here, fast."""
+    with open(os.path.join(ROOT, "mkdocs.yml"), encoding="utf-8") as f:
+        nav = f.read().split("\nnav:", 1)[1]
+    docs = os.path.join(ROOT, "docs")
+    pages = [os.path.relpath(os.path.join(folder, name), docs).replace(os.sep, "/")
+             for folder, _, names in os.walk(docs) for name in names
+             if name.endswith(".md") and "extensions" not in folder]
+    assert pages and [page for page in pages if page not in nav] == []
