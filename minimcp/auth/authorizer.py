@@ -57,6 +57,9 @@ class Grant(NamedTuple):
 class Authorizer(requests.auth.AuthBase):
     """The base of every OAuth flow; a flow writes ``obtain()`` (and ``client_for()`` if it refreshes)."""
 
+    #: A 401 or 403 is answered by the flow (http/client.py sends a refused direct POST again through it).
+    answers_challenges = True
+
     def __init__(self, *, scopes: Optional[List[str]] = None, store: Optional[TokenStore] = None,
                  dpop: Optional[bool] = None, http_timeout: float = 30.0) -> None:
         self.scopes: Optional[List[str]] = list(scopes) if scopes else None
@@ -91,8 +94,9 @@ class Authorizer(requests.auth.AuthBase):
     def __call__(self, request: "requests.PreparedRequest") -> "requests.PreparedRequest":
         """Add the token (and a DPoP proof) to one request, and watch its response."""
         url = request.url or ""
-        if self._last[0] == url:
-            origin = self._last[1]
+        last = self._last  # read once: another thread may replace it (with another server's origin)
+        if last[0] == url:
+            origin = last[1]
         else:
             origin = origin_of(url)
             self._last = (url, origin)
@@ -110,8 +114,9 @@ class Authorizer(requests.auth.AuthBase):
         """The header that carries a fresh Bearer token for ``url``, for a POST that skips
         ``requests`` (http/direct.py): an authorized call then costs that header alone. None
         when the request must go through :meth:`__call__` (no token yet, one to renew, DPoP)."""
-        if self._last[0] == url:
-            origin = self._last[1]
+        last = self._last  # read once: another thread may replace it (with another server's origin)
+        if last[0] == url:
+            origin = last[1]
         else:
             origin = origin_of(url)
             self._last = (url, origin)

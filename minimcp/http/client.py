@@ -209,9 +209,9 @@ class StreamableHTTPTransport(Transport):
             response = None
             if direct is not None:
                 response = self._direct.post(jsonrpc.encode(message), {**headers, **direct}, self.timeout)
-                if direct and response.status_code in (401, 403):  # the token was refused: the flow
-                    response.close()  # answers the challenge on requests' path (nothing was served)
-                    response = None
+                if response.status_code in (401, 403) and getattr(self.http.auth, "answers_challenges", False):
+                    response.close()  # refused: the OAuth flow answers the challenge on requests' path
+                    response = None  # (nothing was served, so the POST goes again)
             if response is None:
                 response = self.http.post(self.url, data=jsonrpc.encode(message), stream=True,
                                           timeout=self.timeout, headers=headers)

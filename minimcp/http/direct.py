@@ -8,7 +8,7 @@ the same pooled connection itself; ``requests`` keeps everything else. The
 answer is a ``requests.Response``, so the transport reads it one way.
 """
 
-from typing import Dict, Optional
+from typing import Any, Dict, Optional
 from urllib.parse import urlsplit
 
 import requests
@@ -47,7 +47,7 @@ class DirectPost:
             requests.ConnectionError: the server cannot be reached (as ``requests`` would raise).
         """
         try:
-            raw = self.pool.urlopen("POST", self.path, body=body, headers={**self.session.headers, **headers},
+            raw = self.pool.urlopen("POST", self.path, body=body, headers=_merged(self.session.headers, headers),
                                     redirect=False, assert_same_host=False, preload_content=False,
                                     decode_content=False, retries=self.adapter.max_retries, timeout=timeout)
         except urllib3.exceptions.HTTPError as exc:
@@ -60,3 +60,11 @@ class DirectPost:
         response.headers = raw.headers  # (urllib3's, case-insensitive already: no copy)
         response.encoding = requests.utils.get_encoding_from_headers(raw.headers)
         return response
+
+
+def _merged(session_headers: Any, headers: Dict[str, str]) -> Any:
+    """The session's headers with this request's over them, names compared without case
+    (as requests merges them: one ``Authorization``, whoever spelled it ``authorization``)."""
+    merged = requests.structures.CaseInsensitiveDict(session_headers)
+    merged.update(headers)
+    return merged
