@@ -29,4 +29,4 @@ keepalive = 75
 # On SIGTERM, requests in flight get this long to finish; an SSE stream whose client
 # has left ends within a second (minimcp polls its socket), one still listening is
 # cut at the deadline, and its client reconnects. A stop takes seconds, not 30.
-graceful_timeout = 5
+graceful_timeout = int(os.environ.get("MCP_GRACEFUL_TIMEOUT", "5"))

@@ -87,7 +87,7 @@ def gone_probe(environ: Dict[str, Any]) -> Optional[Callable[[], bool]]:
     noticed when a keepalive write fails).
     """
     probe = environ.get("minimcp.client_gone")
-    if probe is None and isinstance(environ.get("gunicorn.socket"), socket.socket):
+    if probe is None and type(environ.get("gunicorn.socket")) is socket.socket:  # (not TLS: no peeking there)
         sock = environ["gunicorn.socket"]
         probe = lambda: client_gone(sock)  # noqa: E731
     return probe
