@@ -94,12 +94,7 @@ class Authorizer(requests.auth.AuthBase):
     def __call__(self, request: "requests.PreparedRequest") -> "requests.PreparedRequest":
         """Add the token (and a DPoP proof) to one request, and watch its response."""
         url = request.url or ""
-        last = self._last  # read once: another thread may replace it (with another server's origin)
-        if last[0] == url:
-            origin = last[1]
-        else:
-            origin = origin_of(url)
-            self._last = (url, origin)
+        origin = self._origin(url)
         token = self._tokens.get(origin)
         if token is None and origin not in self._servers:
             token = self._load(url, origin)
@@ -110,16 +105,20 @@ class Authorizer(requests.auth.AuthBase):
         request.register_hook("response", self._on_response)  # type: ignore[no-untyped-call]  # unannotated in types-requests
         return request
 
+    def _origin(self, url: str) -> str:
+        """``origin_of(url)``, parsed once per URL (every request asks)."""
+        last = self._last  # read once: another thread may replace it (with another server's origin)
+        if last[0] == url:
+            return last[1]
+        origin = origin_of(url)
+        self._last = (url, origin)
+        return origin
+
     def direct_headers(self, url: str) -> Optional[Dict[str, str]]:
         """The header that carries a fresh Bearer token for ``url``, for a POST that skips
         ``requests`` (http/direct.py): an authorized call then costs that header alone. None
         when the request must go through :meth:`__call__` (no token yet, one to renew, DPoP)."""
-        last = self._last  # read once: another thread may replace it (with another server's origin)
-        if last[0] == url:
-            origin = last[1]
-        else:
-            origin = origin_of(url)
-            self._last = (url, origin)
+        origin = self._origin(url)
         token = self._tokens.get(origin)
         if token is None or token.token_type == "DPoP" or token.expires_soon():
             return None
