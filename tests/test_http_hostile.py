@@ -8,6 +8,7 @@ and "Session Management"; RFC 9112 for the HTTP framing.
 
 import json
 import socket
+import threading
 import time
 from http.client import HTTPConnection
 
@@ -15,6 +16,7 @@ import pytest
 import requests
 from test_http import ACCEPT, INIT, Raw, call, make_server
 
+from minimcp.http import streams
 from minimcp.http.wsgiserver import BackgroundServer
 
 TOKENS = {"Bearer alice-token": "alice", "Bearer bob-token": "bob"}
@@ -220,6 +222,22 @@ def test_a_new_get_after_a_dropped_one_is_served(http, version):
                 stream.raw.read(1)  # headers and a first byte: the server is writing to this one
     finally:
         raw.close()
+
+
+def test_a_wake_while_the_stream_is_writing_is_not_lost(monkeypatch):
+    """The takeover's wake can come while the holder writes, not waits: it must still look at
+    its client at once (else the new GET gets 409 after TAKEOVER_WAIT, as CI once saw)."""
+    monkeypatch.setattr(streams, "GONE_POLL_SECONDS", 60.0)  # a lost wake would wait a minute
+    store = streams.MemoryEventStore()
+    stream = streams.OutStream(store)
+    start = store.store(stream.id, b"")
+    looked = []
+    events = stream.events(after=start, keepalive=60.0, gone=lambda: looked.append(1) or True)
+    stream.wake()  # before the stream waits: nobody is there to be notified
+    finished = threading.Thread(target=lambda: list(events))
+    finished.start()
+    finished.join(10)
+    assert not finished.is_alive() and looked == [1]
 
 
 def test_two_live_get_streams_still_conflict(http):

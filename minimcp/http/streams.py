@@ -34,7 +34,7 @@ KEEPALIVE_SECONDS = 15.0
 #: built-in server, like any WSGI server (PEP 3333), sends them with the first non-empty bytes.
 OPENING = b": stream open\n\n"
 #: Seconds a second GET waits for the one holding the standalone stream to find its client gone.
-TAKEOVER_WAIT = 0.5
+TAKEOVER_WAIT = 1.0
 #: Seconds between two looks at an idle stream's socket, where the server lends it (``gone``):
 #: a client that left frees its thread within this, and a stopping server is not held for
 #: the next keepalive (one poll each, no write).
@@ -155,6 +155,9 @@ class OutStream:
         self.abandoned = False  # the request was cancelled: nothing more will come
         self.cond = threading.Condition()
         self.last_id: Optional[str] = None
+        # Set by wake() and kept until the streaming thread looks: a wake that comes while it
+        # is writing (not waiting) would otherwise be lost, and the GET taking over get a 409.
+        self.woken = False
 
     @property
     def done(self) -> bool:
@@ -213,6 +216,7 @@ class OutStream:
     def wake(self) -> None:
         """Wake the connection streaming this (it checks whether its client is still there)."""
         with self.cond:
+            self.woken = True
             self.cond.notify_all()
 
     def events(self, after: str, keepalive: float = KEEPALIVE_SECONDS,
@@ -248,7 +252,8 @@ class OutStream:
                     continue  # more came while we were writing
                 if self.done or self.abandoned:
                     return
-                woke = self.cond.wait(wait)
+                woke = self.woken or self.cond.wait(wait)
+                self.woken = False
             if gone is not None and gone():
                 return  # the client left: free the stream now, not after two failed keepalives
             quiet = 0.0 if woke else quiet + wait
