@@ -14,7 +14,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
-    from typing import Any, Optional
+    from typing import Any, Dict, Optional
 
 
 class MCPError(Exception):
@@ -49,9 +49,9 @@ class RPCError(MCPError):
             text += f" (data: {self.data!r})"
         return text
 
-    def to_error(self) -> dict:
+    def to_error(self) -> Dict[str, Any]:
         """Return the JSON-RPC ``error`` object for this exception."""
-        error = {"code": self.code, "message": self.message}
+        error: Dict[str, Any] = {"code": self.code, "message": self.message}
         if self.data is not None:
             error["data"] = self.data
         return error

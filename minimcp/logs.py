@@ -11,6 +11,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
+    from logging import Logger
     from typing import Any
 
 
@@ -52,6 +53,8 @@ def trace(name: str, arrow: str, message: Any) -> None:
     sys.stderr.flush()
 
 
-def get_logger(name: str) -> Any:
+def get_logger(name: str) -> Logger:
     """The logger called ``name``, loaded on first use."""
-    return _LazyLogger(name)
+    # The checker is right that _LazyLogger is no Logger subclass: it stands in for one, every
+    # attribute forwarded by __getattr__, so callers are checked against Logger's methods.
+    return _LazyLogger(name)  # type: ignore[return-value]

@@ -45,7 +45,7 @@ UNSUPPORTED_PROTOCOL_VERSION = -32022
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # (at run time: __getattr__ below)
-    from typing import Any, List, Optional, Union
+    from typing import Any, Dict, List, Optional, Union
 
     RequestId = Union[int, str]
 
@@ -60,14 +60,14 @@ class Request:
 
     __slots__ = ("id", "method", "params")
 
-    def __init__(self, id: RequestId, method: str, params: Optional[dict] = None) -> None:
-        self.id = id
-        self.method = method
-        self.params = params
+    def __init__(self, id: RequestId, method: str, params: Optional[Dict[str, Any]] = None) -> None:
+        self.id: RequestId = id
+        self.method: str = method
+        self.params: Optional[Dict[str, Any]] = params
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> Dict[str, Any]:
         """Return the wire form of this message."""
-        message = {"jsonrpc": "2.0", "id": self.id, "method": self.method}
+        message: Dict[str, Any] = {"jsonrpc": "2.0", "id": self.id, "method": self.method}
         if self.params is not None:
             message["params"] = self.params
         return message
@@ -81,13 +81,13 @@ class Notification:
 
     __slots__ = ("method", "params")
 
-    def __init__(self, method: str, params: Optional[dict] = None) -> None:
-        self.method = method
-        self.params = params
+    def __init__(self, method: str, params: Optional[Dict[str, Any]] = None) -> None:
+        self.method: str = method
+        self.params: Optional[Dict[str, Any]] = params
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> Dict[str, Any]:
         """Return the wire form of this message."""
-        message = {"jsonrpc": "2.0", "method": self.method}
+        message: Dict[str, Any] = {"jsonrpc": "2.0", "method": self.method}
         if self.params is not None:
             message["params"] = self.params
         return message
@@ -102,10 +102,10 @@ class Response:
     __slots__ = ("id", "result")
 
     def __init__(self, id: RequestId, result: Any) -> None:
-        self.id = id
-        self.result = result
+        self.id: RequestId = id
+        self.result: Any = result  # any JSON value (a dict for every MCP method)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> Dict[str, Any]:
         """Return the wire form of this message."""
         return {"jsonrpc": "2.0", "id": self.id, "result": self.result}
 
@@ -119,14 +119,14 @@ class ErrorResponse:
     __slots__ = ("id", "code", "message", "data")
 
     def __init__(self, id: Optional[RequestId], code: int, message: str, data: Any = None) -> None:
-        self.id = id
-        self.code = code
-        self.message = message
-        self.data = data
+        self.id: Optional[RequestId] = id
+        self.code: int = code
+        self.message: str = message
+        self.data: Any = data  # any JSON value
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> Dict[str, Any]:
         """Return the wire form of this message."""
-        error = {"code": self.code, "message": self.message}
+        error: Dict[str, Any] = {"code": self.code, "message": self.message}
         if self.data is not None:
             error["data"] = self.data
         return {"jsonrpc": "2.0", "id": self.id, "error": error}
@@ -145,9 +145,9 @@ class Malformed:
     __slots__ = ("id", "code", "message")
 
     def __init__(self, code: int, message: str, id: Optional[RequestId] = None) -> None:
-        self.code = code
-        self.message = message
-        self.id = id
+        self.code: int = code
+        self.message: str = message
+        self.id: Optional[RequestId] = id
 
     def error_response(self) -> ErrorResponse:
         """Return the error reply the receiver should send."""
@@ -198,7 +198,7 @@ def parse(data: Union[bytes, str]) -> Parsed:
         module does not.
     """
     try:
-        if type(data) is not str:
+        if not isinstance(data, str):
             data = data.decode("utf-8")  # MCP is UTF-8 (JSONDecoder.decode wants text)
         value = _loads(data)
     except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
@@ -216,7 +216,7 @@ def parse(data: Union[bytes, str]) -> Parsed:
     return Malformed(INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
 
 
-def from_dict(obj: dict) -> Union[Message, Malformed]:
+def from_dict(obj: Dict[str, Any]) -> Union[Message, Malformed]:
     """Classify one decoded JSON object as a message, checking its shape."""
     raw_id = obj.get("id")
     msg_id = raw_id if _valid_id(raw_id) else None
@@ -266,23 +266,23 @@ def _escape_separators(text: str) -> str:
     return text
 
 
-def dumps(message: Union[Message, List[Message], dict]) -> str:
+def dumps(message: Union[Message, List[Message], Dict[str, Any]]) -> str:
     """Serialise a message (or a batch, or an already-built dict) to one line of JSON.
 
     Raises:
         ValueError: the message holds a value JSON cannot carry (NaN, infinity).
         TypeError: the message holds an object that is not JSON-serialisable.
     """
-    if type(message) is list:
+    if isinstance(message, list):
         obj: Any = [m.to_dict() for m in message]
-    elif type(message) is dict:
+    elif isinstance(message, dict):
         obj = message
     else:
         obj = message.to_dict()
     return _escape_separators(_encode(obj))
 
 
-def encode(message: Union[Message, List[Message], dict]) -> bytes:
+def encode(message: Union[Message, List[Message], Dict[str, Any]]) -> bytes:
     """Serialise a message to UTF-8 bytes, with no trailing newline."""
     text = dumps(message)
     try:

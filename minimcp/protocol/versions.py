@@ -19,7 +19,7 @@ import functools
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
-    from typing import Dict, FrozenSet, Optional, Tuple
+    from typing import Any, Dict, FrozenSet, Optional, Tuple
 
 #: The newest protocol version with the initialize handshake; what the client offers there.
 PROTOCOL_VERSION = "2025-11-25"
@@ -89,7 +89,7 @@ def knows_all(version: str, features: Tuple[str, ...]) -> bool:
     return all(knows(version, feature) for feature in features)
 
 
-def strip(definition: dict, kind: str, version: str) -> dict:
+def strip(definition: Dict[str, Any], kind: str, version: str) -> Dict[str, Any]:
     """``definition`` (of a ``tool``, ``resource`` or ``prompt``) without the fields ``version``
     does not know (the ``kind.field`` rows of :data:`FEATURES`). Fields the table does not list
     are kept; the dict itself is returned when nothing needs to go (the usual case)."""

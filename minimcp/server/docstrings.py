@@ -39,7 +39,8 @@ class _lazy_re:  # noqa: N801 (reads like re.compile)
     __slots__ = ("source", "_compiled")
 
     def __init__(self, source: str) -> None:
-        self.source, self._compiled = source, None
+        self.source: str = source
+        self._compiled: Optional[re.Pattern[str]] = None
 
     def __getattr__(self, attr: str) -> Any:  # match, fullmatch, ...
         if self._compiled is None:

@@ -16,7 +16,7 @@ import json
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
-    from typing import Any, Dict, Optional
+    from typing import Any, Dict, List, Optional, Tuple
 
 _KNOWN_KEYWORDS = {"type", "enum", "properties", "required", "additionalProperties", "items", "anyOf",
                    "description", "default", "title", "prefixItems", "minItems", "maxItems"}
@@ -100,7 +100,7 @@ def validate(value: Any, schema: Any, where: str = "value") -> Optional[str]:
     return None
 
 
-def _validate_object(value: dict, schema: dict, where: str) -> Optional[str]:
+def _validate_object(value: Dict[str, Any], schema: Dict[str, Any], where: str) -> Optional[str]:
     properties = schema.get("properties", {})
     for name in schema.get("required", ()):
         if name not in value:
@@ -118,7 +118,7 @@ def _validate_object(value: dict, schema: dict, where: str) -> Optional[str]:
     return None
 
 
-def _validate_array(value: list, schema: dict, where: str) -> Optional[str]:
+def _validate_array(value: List[Any], schema: Dict[str, Any], where: str) -> Optional[str]:
     if len(value) < schema.get("minItems", 0) or len(value) > schema.get("maxItems", len(value)):
         return f"{where}: wrong number of items ({len(value)})"
     prefix = schema.get("prefixItems", ())
@@ -133,7 +133,7 @@ def _validate_array(value: list, schema: dict, where: str) -> Optional[str]:
 _validators: Dict[int, Any] = {}
 
 
-def jsonschema_validate(value: Any, schema: dict, where: str = "value") -> Optional[str]:
+def jsonschema_validate(value: Any, schema: Dict[str, Any], where: str = "value") -> Optional[str]:
     """Validate with the ``jsonschema`` package (imported on first use), 2020-12 by default."""
     import jsonschema  # deliberately late: see the module docstring
 
@@ -153,11 +153,11 @@ _FAST_TYPES = {"string": (str,), "integer": (int,), "number": (int, float), "boo
 _IGNORED = {"type", "description", "default", "title"}
 
 
-def fast_types(properties: dict) -> Optional[Dict[str, tuple]]:
+def fast_types(properties: Dict[str, Any]) -> Optional[Dict[str, Tuple[type, ...]]]:
     """name -> the Python types that certainly fit, when every property is a plain
     scalar; else None: arguments of those types need no validation beyond an isinstance()
     per argument (a whole float for an integer still passes: the slow path)."""
-    fast = {}
+    fast: Dict[str, Tuple[type, ...]] = {}
     for name, prop in properties.items():
         if set(prop) - _IGNORED or prop.get("type") not in _FAST_TYPES:
             return None
