@@ -19,7 +19,7 @@ sent only to the origin of the resource it was issued for.
 """
 
 import threading
-from typing import Any, Dict, List, NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional
 
 import requests
 
@@ -39,7 +39,10 @@ from .signing import DPoPKey
 from .store import MemoryTokenStore, TokenStore
 from .tokens import ClientAuth, Token, request_token
 
-log = get_logger(__name__)
+if TYPE_CHECKING:
+    from logging import Logger
+
+log: "Logger" = get_logger(__name__)
 
 #: Step-ups (403 insufficient_scope) per request before giving up (spec: "implement retry limits").
 MAX_STEP_UPS = 2

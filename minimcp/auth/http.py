@@ -12,7 +12,7 @@ assertion in a body.
 import json
 import os
 import sys
-from typing import Any, Dict, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 from urllib.parse import parse_qsl, urlencode
 
 import requests
@@ -20,7 +20,10 @@ import requests
 from ..errors import AuthError
 from ..logs import get_logger
 
-log = get_logger(__name__)
+if TYPE_CHECKING:
+    from logging import Logger
+
+log: "Logger" = get_logger(__name__)
 
 #: Header names whose values never reach a log or the trace.
 SECRET_HEADERS = {"authorization", "dpop", "cookie", "set-cookie"}

@@ -6,13 +6,16 @@ in-memory), then the handshake (or the 2026-07-28 probe) runs.
 """
 
 import os
-from typing import Any, Callable, Dict, Optional, Sequence, Union, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Sequence, Union, cast
 
 from ..errors import ConnectionClosed, RPCError
 from ..logs import get_logger
 from .client import Client, check_protocol
 
-log = get_logger(__name__)
+if TYPE_CHECKING:
+    from logging import Logger
+
+log: "Logger" = get_logger(__name__)
 
 _URL_SCHEMES = ("http", "https", "ws", "wss")
 

@@ -13,7 +13,7 @@ refresh the tool list.
 
 import threading
 import time
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, cast
 
 from ..errors import MCPError, ProtocolError, RPCError, Timeout
 from ..http.headers import header_params
@@ -34,7 +34,10 @@ from ..threads import join, start_thread
 from . import wire
 from .results import Tool
 
-log = get_logger(__name__)
+if TYPE_CHECKING:
+    from logging import Logger
+
+log: "Logger" = get_logger(__name__)
 
 #: How many input_required rounds one call may take before giving up.
 MAX_INPUT_ROUNDS = 10

@@ -31,9 +31,11 @@ from . import wire
 from .results import ToolResult
 
 if TYPE_CHECKING:  # pragma: no cover
+    from logging import Logger
+
     from .client import Client
 
-log = get_logger(__name__)
+log: Logger = get_logger(__name__)
 
 EXTENSION = TASKS_EXTENSION
 TERMINAL = ("completed", "failed", "cancelled")

@@ -8,13 +8,16 @@ callback ever sees a field of a type the spec does not allow and nothing a
 server sends can stop the client.
 """
 
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Union
 
 from ..errors import ProtocolError
 from ..logs import get_logger
 from ..protocol.levels import PYTHON_LEVELS
 
-log = get_logger(__name__)
+if TYPE_CHECKING:
+    from logging import Logger
+
+log: "Logger" = get_logger(__name__)
 server_log = get_logger("minimcp.server_log")
 
 Kind = Union[type, Tuple[type, ...]]

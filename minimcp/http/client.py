@@ -17,7 +17,7 @@ after the server's ``retry`` delay, DELETE on close, and a fresh
 
 import queue
 import threading
-from typing import Any, Callable, Dict, Optional, Set
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Set
 
 import requests
 import sseclient
@@ -34,7 +34,10 @@ from .direct import DirectPost
 from .headers import encode_header_value
 from .responses import abort, arriving, close_http, http_error, no_read_timeout  # noqa: F401  (old homes)
 
-log = get_logger(__name__)
+if TYPE_CHECKING:
+    from logging import Logger
+
+log: "Logger" = get_logger(__name__)
 
 _RESUME_ATTEMPTS = 5
 

@@ -9,7 +9,7 @@ that one stream. Only needed to talk to old servers.
 
 import queue
 import threading
-from typing import Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional
 from urllib.parse import urljoin, urlsplit
 
 import requests
@@ -23,7 +23,10 @@ from ..threads import join, start_thread
 from ..transports import Transport
 from .responses import abort, arriving, close_http, http_error
 
-log = get_logger(__name__)
+if TYPE_CHECKING:
+    from logging import Logger
+
+log: "Logger" = get_logger(__name__)
 
 
 class SSETransport(Transport):

@@ -18,14 +18,17 @@ the last id I sent" whether the event is new or replayed.
 import collections
 import secrets
 import threading
-from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from ..logs import get_logger
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, Response
 from ..transports import Transport
 
-log = get_logger(__name__)
+if TYPE_CHECKING:
+    from logging import Logger
+
+log: "Logger" = get_logger(__name__)
 
 #: Seconds between ``: keepalive`` comments on an idle stream; writing them is
 #: also how a vanished client is noticed, so its thread is freed.

@@ -25,13 +25,16 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Set, Tuple
 
 from ..logs import get_logger
 from ..threads import join, start_thread
 from .sockets import REFUSE_TIMEOUT, client_gone, content_length, linger, refusal
 
-log = get_logger(__name__)
+if TYPE_CHECKING:
+    from logging import Logger
+
+log: "Logger" = get_logger(__name__)
 
 #: Connections served at once by default (each holds a thread; an SSE stream holds one for its life).
 MAX_CONNECTIONS = 256

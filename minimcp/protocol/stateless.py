@@ -41,7 +41,7 @@ CACHEABLE = ("server/discover", "tools/list", "prompts/list", "resources/list", 
              "resources/read")
 
 
-def modern_version(params: Optional[dict]) -> Optional[str]:
+def modern_version(params: Optional[Dict[str, Any]]) -> Optional[str]:
     """The version a request's ``_meta`` asks for, or None for a handshake-era request."""
     meta = params.get("_meta") if params else None
     return meta.get(VERSION_KEY) if type(meta) is dict else None
@@ -52,7 +52,7 @@ class RequestMeta:
 
     __slots__ = ("version", "capabilities", "client_info", "log_level")
 
-    def __init__(self, params: dict) -> None:
+    def __init__(self, params: Dict[str, Any]) -> None:
         meta = params.get("_meta")
         if type(meta) is not dict or not isinstance(meta.get(VERSION_KEY), str):
             raise RPCError(INVALID_PARAMS, f"Invalid params: _meta[{VERSION_KEY!r}] is required")
@@ -63,9 +63,9 @@ class RequestMeta:
         capabilities = meta.get(CAPABILITIES_KEY)
         if type(capabilities) is not dict:
             raise RPCError(INVALID_PARAMS, f"Invalid params: _meta[{CAPABILITIES_KEY!r}] (an object) is required")
-        self.capabilities: dict = checked_capabilities(capabilities, f"_meta[{CAPABILITIES_KEY!r}]")
+        self.capabilities: Dict[str, Any] = checked_capabilities(capabilities, f"_meta[{CAPABILITIES_KEY!r}]")
         info = meta.get(CLIENT_INFO_KEY)
-        self.client_info: dict = info if type(info) is dict else {}  # optional: never trusted anyway
+        self.client_info: Dict[str, Any] = info if type(info) is dict else {}  # optional: never trusted anyway
         level = meta.get(LOG_LEVEL_KEY)
         if level is not None and not isinstance(level, str):
             raise RPCError(INVALID_PARAMS, f"Invalid params: _meta[{LOG_LEVEL_KEY!r}] must be a string, not {level!r}")
@@ -79,7 +79,7 @@ class RequestMeta:
 CLIENT_CAPABILITIES = ("roots", "sampling", "elicitation", "experimental", "tasks")
 
 
-def checked_capabilities(capabilities: Any, where: str) -> dict:
+def checked_capabilities(capabilities: Any, where: str) -> Dict[str, Any]:
     """``capabilities`` if it is the object the spec says (each capability we read an object too).
 
     Raises:
@@ -104,7 +104,7 @@ def missing_capability(capability: str) -> RPCError:
 class InputRequired(Exception):
     """Raised inside a handler (by ``ctx.elicit`` and friends) when it needs the client's answers."""
 
-    def __init__(self, requests: Dict[str, dict]) -> None:
+    def __init__(self, requests: Dict[str, Dict[str, Any]]) -> None:
         super().__init__(f"input required: {sorted(requests)}")
         self.requests = requests
 

@@ -30,12 +30,12 @@ import os
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
-    from typing import Any, Optional, Union
+    from typing import Any, Dict, List, Optional, Union
 
 from ..protocol.versions import knows, knows_all
 
 
-def _b64(data: bytes) -> bytes:
+def _b64(data: Union[bytes, bytearray]) -> bytes:
     import base64  # late: most servers never send binary content
 
     return base64.b64encode(data)
@@ -48,7 +48,7 @@ _EXTENSIONS = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
                ".ogg": "audio/ogg", ".flac": "audio/flac", ".m4a": "audio/mp4"}
 
 
-def sniff_mime_type(data: bytes) -> Optional[str]:
+def sniff_mime_type(data: Union[bytes, bytearray]) -> Optional[str]:
     """Guess an image or audio MIME type from the first bytes, or return None."""
     if data.startswith(b"\x89PNG\r\n\x1a\n"):
         return "image/png"
@@ -100,10 +100,10 @@ class _Binary:
         mime_type = mime_type or guess
         if not mime_type:
             raise ValueError(f"cannot tell the MIME type of this {self.block_type}; pass mime_type=")
-        self.data = raw
-        self.mime_type = mime_type
+        self.data: bytes = raw
+        self.mime_type: str = mime_type
 
-    def to_block(self) -> dict:
+    def to_block(self) -> Dict[str, Any]:
         """Return the content block as it goes on the wire (base64 data)."""
         return {"type": self.block_type, "data": _b64(self.data).decode("ascii"),
                 "mimeType": self.mime_type}
@@ -148,12 +148,16 @@ class ResourceLink:
 
     def __init__(self, uri: str, name: str, *, title: Optional[str] = None, description: Optional[str] = None,
                  mime_type: Optional[str] = None, size: Optional[int] = None) -> None:
-        self.uri, self.name, self.title, self.description = uri, name, title, description
-        self.mime_type, self.size = mime_type, size
+        self.uri: str = uri
+        self.name: str = name
+        self.title: Optional[str] = title
+        self.description: Optional[str] = description
+        self.mime_type: Optional[str] = mime_type
+        self.size: Optional[int] = size
 
-    def to_block(self) -> dict:
+    def to_block(self) -> Dict[str, Any]:
         """Return the content block as it goes on the wire."""
-        block = {"type": "resource_link", "uri": self.uri, "name": self.name}
+        block: Dict[str, Any] = {"type": "resource_link", "uri": self.uri, "name": self.name}
         for key, value in (("title", self.title), ("description", self.description),
                            ("mimeType", self.mime_type), ("size", self.size)):
             if value is not None:
@@ -171,9 +175,11 @@ class EmbeddedResource:
     """
 
     def __init__(self, uri: str, data: Union[str, bytes], mime_type: Optional[str] = None) -> None:
-        self.uri, self.data, self.mime_type = uri, data, mime_type
+        self.uri: str = uri
+        self.data: Union[str, bytes] = data
+        self.mime_type: Optional[str] = mime_type
 
-    def to_block(self) -> dict:
+    def to_block(self) -> Dict[str, Any]:
         """Return the content block as it goes on the wire (bytes as a base64 ``blob``)."""
         return {"type": "resource", "resource": resource_contents(self.uri, self.data, self.mime_type)}
 
@@ -181,7 +187,7 @@ class EmbeddedResource:
         return f"EmbeddedResource({self.uri!r}, {type(self.data).__name__}, mime_type={self.mime_type!r})"
 
 
-def resource_contents(uri: str, data: Any, mime_type: Optional[str] = None) -> dict:
+def resource_contents(uri: str, data: Any, mime_type: Optional[str] = None) -> Dict[str, Any]:
     """One entry of ``resources/read``'s ``contents``: ``str`` is text, ``bytes`` a base64 blob,
     anything else JSON text (``application/json``)."""
     if isinstance(data, (bytes, bytearray)):
@@ -199,9 +205,10 @@ class Message:
     def __init__(self, content: Any, role: str = "user") -> None:
         if role not in ("user", "assistant"):
             raise ValueError(f"role must be 'user' or 'assistant', not {role!r}")
-        self.content, self.role = content, role
+        self.content: Any = content  # a str, a content helper or a block dict
+        self.role: str = role
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> Dict[str, Any]:
         """Return the ``PromptMessage`` as it goes on the wire."""
         content = self.content
         if isinstance(content, str):
@@ -223,7 +230,7 @@ def _is_block(item: Any) -> bool:
     return isinstance(item, _HELPERS) or (type(item) is dict and item.get("type") in CONTENT_TYPES)
 
 
-def _block(item: Any) -> dict:
+def _block(item: Any) -> Dict[str, Any]:
     return item.to_block() if isinstance(item, _HELPERS) else item
 
 
@@ -233,7 +240,7 @@ def _block(item: Any) -> dict:
 _RESULT_FEATURES = ("structured_content", "content.audio", "content.resource_link", "content._meta")
 
 
-def result_for_version(result: dict, version: str) -> dict:
+def result_for_version(result: Dict[str, Any], version: str) -> Dict[str, Any]:
     """A ``CallToolResult`` as ``version`` knows it: ``structuredContent`` left out before
     2025-06-18, each block through :func:`block_for_version`. Returned as is for a client
     that knows everything (the usual case)."""
@@ -245,7 +252,7 @@ def result_for_version(result: dict, version: str) -> dict:
     return result
 
 
-def block_for_version(block: dict, version: str) -> dict:
+def block_for_version(block: Dict[str, Any], version: str) -> Dict[str, Any]:
     """Rewrite a content block a client's protocol version does not know.
 
     ``audio`` and ``resource_link`` become text blocks that say what was
@@ -289,7 +296,7 @@ def jsonable(value: Any) -> Any:
     return value  # let json.dumps say what it cannot encode
 
 
-def tool_result(value: Any, output_schema: Optional[dict] = None, wrap: bool = False) -> dict:
+def tool_result(value: Any, output_schema: Optional[Dict[str, Any]] = None, wrap: bool = False) -> Dict[str, Any]:
     """Turn a tool's return value into a ``CallToolResult`` dict (see the module table).
 
     Raises:
@@ -328,7 +335,7 @@ def tool_result(value: Any, output_schema: Optional[dict] = None, wrap: bool = F
     return {"content": [{"type": "text", "text": to_json_text(value)}], "isError": False}
 
 
-def _as_blocks(items: list) -> Optional[list]:
+def _as_blocks(items: List[Any]) -> Optional[List[Dict[str, Any]]]:
     """A list of content blocks, strings and helpers as content (strings become text blocks),
     when it holds at least one block; None for plain data (``["a", "b"]`` is a JSON list)."""
     if not any(_is_block(item) for item in items):
@@ -338,6 +345,6 @@ def _as_blocks(items: list) -> Optional[list]:
     return [{"type": "text", "text": item} if type(item) is str else _block(item) for item in items]
 
 
-def error_result(message: str) -> dict:
+def error_result(message: str) -> Dict[str, Any]:
     """A ``CallToolResult`` reporting a failure to the model (``isError: true``)."""
     return {"content": [{"type": "text", "text": message}], "isError": True}

@@ -52,7 +52,7 @@ class Context(RequestContext):
         self.modern: Optional[RequestMeta] = None
         #: Answers the client sent for this request's input requests (2026-07-28).
         self.answers: Dict[str, Any] = {}
-        self._asked: Dict[str, dict] = {}
+        self._asked: Dict[str, Dict[str, Any]] = {}
         self._asks = 0
         self._batching = 0
 
@@ -67,12 +67,12 @@ class Context(RequestContext):
         return self.modern.version if self.modern else self.session.owner.protocol_version
 
     @property
-    def client_capabilities(self) -> dict:
+    def client_capabilities(self) -> Dict[str, Any]:
         """The capabilities the client declared, in this request (2026-07-28) or at initialize."""
         return self.modern.capabilities if self.modern else self.session.owner.client_capabilities
 
     @property
-    def client_info(self) -> dict:
+    def client_info(self) -> Dict[str, Any]:
         """The client's ``clientInfo`` (name, version), self-reported."""
         return self.modern.client_info if self.modern else self.session.owner.client_info
 
@@ -118,8 +118,9 @@ class Context(RequestContext):
             raise CapabilityError(f"cannot {what}: the client did not declare the {name!r} capability "
                                   f"(client: {self.client_info.get('name', 'unknown')})", capability)
 
-    def _ask(self, method: str, params: Optional[dict], key: Optional[str], timeout: Optional[float]) -> Any:
-        """Ask the client: a request now (handshake era), or an input request (2026-07-28)."""
+    def _ask(self, method: str, params: Optional[Dict[str, Any]], key: Optional[str], timeout: Optional[float]) -> Any:
+        """Ask the client: a request now (handshake era), or an input request (2026-07-28).
+        Any: the answer (a dict), or None for a question not answered yet inside ``inputs()``."""
         if self.modern is None:
             answer = self.connection.request(method, params, timeout, self.request_id)
             if not _fits(method, answer):  # the handler gets an error it can read, not an AttributeError
@@ -159,9 +160,10 @@ class Context(RequestContext):
 
     def sample(self, messages: Union[str, List[Any]], *, max_tokens: int, system_prompt: Optional[str] = None,
                temperature: Optional[float] = None, stop_sequences: Optional[List[str]] = None,
-               model_preferences: Optional[dict] = None, include_context: Optional[str] = None,
-               tools: Optional[List[dict]] = None, tool_choice: Optional[dict] = None,
-               metadata: Optional[dict] = None, timeout: Optional[float] = None, key: Optional[str] = None) -> dict:
+               model_preferences: Optional[Dict[str, Any]] = None, include_context: Optional[str] = None,
+               tools: Optional[List[Dict[str, Any]]] = None, tool_choice: Optional[Dict[str, Any]] = None,
+               metadata: Optional[Dict[str, Any]] = None, timeout: Optional[float] = None,
+               key: Optional[str] = None) -> Dict[str, Any]:
         """Ask the client's LLM for a message (``sampling/createMessage``).
 
         Args:
@@ -194,10 +196,11 @@ class Context(RequestContext):
                              ("metadata", metadata)):
             if value is not None:
                 params[field] = value
-        return self._ask("sampling/createMessage", params, key, timeout)
+        answer: Dict[str, Any] = self._ask("sampling/createMessage", params, key, timeout)
+        return answer
 
     def elicit(self, message: str, schema: Any, *, timeout: Optional[float] = 600.0,
-               key: Optional[str] = None) -> dict:
+               key: Optional[str] = None) -> Dict[str, Any]:
         """Ask the user to fill in a form (``elicitation/create``, form mode, 2025-06-18+).
 
         Args:
@@ -221,14 +224,15 @@ class Context(RequestContext):
             from .schema import type_schema
 
             schema = type_schema(schema)
-        params = {"message": message, "requestedSchema": schema}
+        params: Dict[str, Any] = {"message": message, "requestedSchema": schema}
         version = self.protocol_version
         if version is not None and knows(version, "elicitation_mode"):
             params = {"mode": "form", **params}
-        return self._ask("elicitation/create", params, key, timeout)
+        answer: Dict[str, Any] = self._ask("elicitation/create", params, key, timeout)
+        return answer
 
     def elicit_url(self, message: str, url: str, *, elicitation_id: Optional[str] = None,
-                   timeout: Optional[float] = 600.0, key: Optional[str] = None) -> dict:
+                   timeout: Optional[float] = 600.0, key: Optional[str] = None) -> Dict[str, Any]:
         """Ask the user to visit a URL (``elicitation/create``, URL mode, 2025-11-25).
 
         When the out-of-band step is done, call
@@ -242,12 +246,13 @@ class Context(RequestContext):
             import secrets
 
             elicitation_id = secrets.token_urlsafe(12)
-        params = {"mode": "url", "message": message, "url": url}
+        params: Dict[str, Any] = {"mode": "url", "message": message, "url": url}
         if self.modern is None:  # 2026-07-28 dropped elicitationId: the state carries it
             params["elicitationId"] = elicitation_id
-        return self._ask("elicitation/create", params, key, timeout)
+        answer: Dict[str, Any] = self._ask("elicitation/create", params, key, timeout)
+        return answer
 
-    def list_roots(self, *, timeout: Optional[float] = None, key: Optional[str] = None) -> List[dict]:
+    def list_roots(self, *, timeout: Optional[float] = None, key: Optional[str] = None) -> List[Dict[str, Any]]:
         """Ask the client for its roots (``roots/list``): ``[{"uri": "file:///...", "name": ...}]``.
 
         Raises:
@@ -285,7 +290,7 @@ class _Inputs:
     __slots__ = ("ctx",)
 
     def __init__(self, ctx: Context) -> None:
-        self.ctx = ctx
+        self.ctx: Context = ctx
 
     def __enter__(self) -> None:
         self.ctx._batching += 1

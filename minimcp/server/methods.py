@@ -37,7 +37,7 @@ HANDSHAKE, STATELESS, BOTH = "handshake", "stateless", "both"
 BEFORE_INITIALIZE = ("initialize", "ping")
 
 
-def call_tool(connection: ServerConnection, params: dict, ctx: Context) -> Any:
+def call_tool(connection: ServerConnection, params: Dict[str, Any], ctx: Context) -> Any:
     """Answer ``tools/call``; a tool registered with ``task=`` goes through :mod:`.tasks`
     (a task, when the 2026-07-28 request declares the extension)."""
     tool = connection.server.get_tool(params.get("name"))
@@ -48,10 +48,10 @@ def call_tool(connection: ServerConnection, params: dict, ctx: Context) -> Any:
     return call_with_task(connection, params, ctx)
 
 
-def _later(module: str, name: str) -> Callable[[Any, dict, Context], Any]:
+def _later(module: str, name: str) -> Callable[[Any, Dict[str, Any], Context], Any]:
     """``minimcp.server.<module>.<name>``, imported on first use: a server that publishes no
     skills and runs no tasks never loads those modules (start-up time is import time)."""
-    def answer(connection: Any, params: dict, ctx: Context) -> Any:
+    def answer(connection: Any, params: Dict[str, Any], ctx: Context) -> Any:
         from importlib import import_module
 
         return getattr(import_module(f"{__package__}.{module}"), name)(connection, params, ctx)
@@ -61,7 +61,7 @@ def _later(module: str, name: str) -> Callable[[Any, dict, Context], Any]:
 
 
 #: method -> (the code that answers it: ``answer(connection, params, ctx)``, the eras that have it)
-METHODS: Dict[str, Tuple[Callable[[Any, dict, Context], Any], str]] = {
+METHODS: Dict[str, Tuple[Callable[[Any, Dict[str, Any], Context], Any], str]] = {
     "initialize":               (ServerConnection.initialize, HANDSHAKE),
     "ping":                     (ServerConnection.ping, HANDSHAKE),
     "logging/setLevel":         (ServerConnection.set_level, HANDSHAKE),
@@ -90,12 +90,13 @@ METHODS: Dict[str, Tuple[Callable[[Any, dict, Context], Any], str]] = {
 }
 
 
-def guarded(method: str, answer: Callable[[Any, dict, Context], Any], era: str) -> Callable[[dict, Context], Any]:
+def guarded(method: str, answer: Callable[[Any, Dict[str, Any], Context], Any],
+            era: str) -> Callable[[Dict[str, Any], Context], Any]:
     """``answer`` wrapped in the era rules (see the module docstring), as a session handler."""
     handshake_only, stateless_only = era == HANDSHAKE, era == STATELESS
     needs_initialize = method not in BEFORE_INITIALIZE
 
-    def handler(params: dict, ctx: Context) -> Any:
+    def handler(params: Dict[str, Any], ctx: Context) -> Any:
         connection = ctx.session.owner
         meta = params.get("_meta")
         if meta is not None:  # (most requests have none: no call for them)
@@ -131,5 +132,5 @@ def check_meta(meta: Any) -> None:
 
 #: What a server connection's session gets: ``method -> handler(params, ctx)``, built once for all
 #: connections (each handler finds its connection as ``ctx.session.owner``).
-HANDLERS: Dict[str, Callable[[dict, Context], Any]] = {
+HANDLERS: Dict[str, Callable[[Dict[str, Any], Context], Any]] = {
     method: guarded(method, answer, era) for method, (answer, era) in METHODS.items()}

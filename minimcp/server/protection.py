@@ -25,14 +25,17 @@ HTTP and on the 2024-11-05 ``/messages/`` POST) and, for a transport with no HTT
 
 import json
 import time
-from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import urlsplit
 
 from ..errors import MCPError, RPCError, Unauthorized
 from ..logs import get_logger
 from ..protocol.jsonrpc import INSUFFICIENT_SCOPE
 
-log = get_logger(__name__)
+if TYPE_CHECKING:
+    from logging import Logger
+
+log: "Logger" = get_logger(__name__)
 
 #: The well-known path prefix of RFC 9728 §3.
 WELL_KNOWN = "/.well-known/oauth-protected-resource"

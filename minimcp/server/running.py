@@ -16,15 +16,16 @@ from ..logs import get_logger
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, List, Optional
+    from logging import Logger
+    from typing import Any, Callable, Dict, List, Optional
 
     from .server import Server
 
-log = get_logger(__name__)
+log: Logger = get_logger(__name__)
 
 
 def run(server: Server, transport: str, host: str, port: int, websocket_path: Optional[str],
-        options: dict) -> None:
+        options: Dict[str, Any]) -> None:
     """Serve ``server`` over ``transport`` until stopped (see :meth:`Server.run`).
 
     Raises:
@@ -116,6 +117,6 @@ def run_stdio(server: Server) -> None:
         close_tasks(server)  # the client is gone: its running tasks end cancelled
 
 
-def _not_found(environ: dict, start_response: Callable) -> List[bytes]:
+def _not_found(environ: Dict[str, Any], start_response: Callable[..., Any]) -> List[bytes]:
     start_response("404 Not Found", [("Content-Type", "text/plain"), ("Content-Length", "39")])
     return [b"this server speaks MCP over WebSocket\n"]

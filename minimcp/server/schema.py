@@ -33,6 +33,7 @@ from .validation import fast_types, is_simple, jsonschema_validate, validate
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:
+    import typing
     from typing import Any, Callable, Dict, List, Optional, Tuple
 
 
@@ -50,8 +51,9 @@ class _LazyTyping:
         return getattr(module, name)
 
 
-typing: Any = _LazyTyping()  # the module itself once used (it replaces this stand-in)
-_UNION_TYPES: tuple = ()  # (typing.Union, types.UnionType): set with typing, read only after a typing.get_origin()
+if not TYPE_CHECKING:  # (a type checker reads the real module's signatures)
+    typing = _LazyTyping()  # the module itself once used (it replaces this stand-in)
+_UNION_TYPES: Tuple[Any, ...] = ()  # (typing.Union, types.UnionType): set with typing, read only after a typing.get_origin()
 _NoneType = type(None)
 _SIMPLE_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", _NoneType: "null"}
 _CO_VARKEYWORDS = 0x08
@@ -68,13 +70,13 @@ def _is_typeddict(tp: Any) -> bool:
 _PLAIN_HINTS = {"str": str, "int": int, "float": float, "bool": bool, "None": _NoneType}
 
 
-def _plain_hints(fn: Callable) -> Optional[Dict[str, Any]]:
+def _plain_hints(fn: Callable[..., Any]) -> Optional[Dict[str, Any]]:
     """``fn``'s hints, if each one is ``str``, ``int``, ``float``, ``bool`` or ``None`` (written
     as the class or, under ``from __future__ import annotations``, its name); else None."""
     annotations = getattr(fn, "__annotations__", None)
     if type(annotations) is not dict or hasattr(fn, "__wrapped__"):
         return None
-    hints = {}
+    hints: Dict[str, Any] = {}
     for name, hint in annotations.items():
         if type(hint) is str:
             if hint in getattr(fn, "__globals__", {}):  # (a module's own "str": let typing resolve it)
@@ -88,7 +90,7 @@ def _plain_hints(fn: Callable) -> Optional[Dict[str, Any]]:
     return hints
 
 
-def type_hints(fn: Callable, include_extras: bool = True) -> Dict[str, Any]:
+def type_hints(fn: Callable[..., Any], include_extras: bool = True) -> Dict[str, Any]:
     """A function's type hints as written: string annotations resolved, ``Annotated``
     kept (unless ``include_extras`` is false), for prompts and resources too.
 
@@ -116,12 +118,11 @@ def field_hints(cls: type) -> Dict[str, Any]:
     KeyError when it is not there (a module run by ``importlib`` or ``exec``
     without registering it); 3.10 then resolves with empty globals, as here.
     """
-    if sys.version_info >= (3, 10) or cls.__module__ in sys.modules:
-        return typing.get_type_hints(cls, include_extras=True)
-    return typing.get_type_hints(cls, globalns={}, include_extras=True)
+    globalns: Optional[Dict[str, Any]] = None if sys.version_info >= (3, 10) or cls.__module__ in sys.modules else {}
+    return typing.get_type_hints(cls, globalns=globalns, include_extras=True)
 
 
-def is_context(hint: Any, context_types: tuple) -> bool:
+def is_context(hint: Any, context_types: Tuple[type, ...]) -> bool:
     """True when ``hint`` names a request context: ``Context``, or ``Optional[Context]``
     (``ctx: Optional[Context] = None`` is how a type checker likes it written)."""
     if type(hint) is not type and typing.get_origin(hint) in _UNION_TYPES:  # (a class is no union)
@@ -130,7 +131,7 @@ def is_context(hint: Any, context_types: tuple) -> bool:
     return isinstance(hint, type) and bool(context_types) and issubclass(hint, context_types)
 
 
-def _json_type(values: list) -> Optional[str]:
+def _json_type(values: List[Any]) -> Optional[str]:
     """The JSON type all of ``values`` share, if any (for enum schemas)."""
     kinds = {_SIMPLE_TYPES.get(type(v)) for v in values}
     if len(kinds) == 1:
@@ -140,7 +141,7 @@ def _json_type(values: list) -> Optional[str]:
     return None
 
 
-def type_schema(tp: Any) -> dict:
+def type_schema(tp: Any) -> Dict[str, Any]:
     """Return the JSON Schema for a Python type hint.
 
     Raises:
@@ -186,7 +187,7 @@ def type_schema(tp: Any) -> dict:
         return _object_schema(tp, _dataclass_fields(tp))
     if _is_typeddict(tp):
         hints = field_hints(tp)
-        required = tp.__required_keys__  # type: ignore[attr-defined]
+        required = tp.__required_keys__
         return _object_schema(tp, [(name, hint, name in required, None) for name, hint in hints.items()])
     raise TypeError(f"no JSON Schema for type {tp!r}; use str, int, float, bool, list, dict, "
                     f"Literal, Enum, a dataclass or a TypedDict")
@@ -195,12 +196,12 @@ def type_schema(tp: Any) -> dict:
 _MISSING = object()
 
 
-def _dataclass_fields(cls: type) -> list:
+def _dataclass_fields(cls: type) -> List[Tuple[str, Any, bool, Any]]:
     """(name, hint, required, default) for each field ``__init__`` takes."""
     import dataclasses  # already loaded: the caller made a dataclass
 
     hints = field_hints(cls)
-    fields = []
+    fields: List[Tuple[str, Any, bool, Any]] = []
     for field in dataclasses.fields(cls):
         if not field.init:
             continue
@@ -210,9 +211,9 @@ def _dataclass_fields(cls: type) -> list:
     return fields
 
 
-def _object_schema(cls: type, fields: list) -> dict:
-    properties = {}
-    required = []
+def _object_schema(cls: type, fields: List[Tuple[str, Any, bool, Any]]) -> Dict[str, Any]:
+    properties: Dict[str, Any] = {}
+    required: List[str] = []
     for name, hint, is_required, default in fields:
         prop = type_schema(hint)
         if default is not None and default is not _MISSING and _is_json_value(default):
@@ -266,15 +267,15 @@ def _converter(tp: Any) -> Optional[Callable[[Any], Any]]:
         return tp
     if _is_dataclass(tp) or _is_typeddict(tp):
         hints = field_hints(tp)
-        fields = [(name, _converter(hint)) for name, hint in hints.items()]
-        fields = [(name, convert) for name, convert in fields if convert is not None]
+        pairs = [(name, _converter(hint)) for name, hint in hints.items()]
+        fields = [(name, convert) for name, convert in pairs if convert is not None]
         make = tp if _is_dataclass(tp) else dict
         return lambda v: make(**{**v, **{n: c(v[n]) for n, c in fields if n in v}})
     if origin in _UNION_TYPES:
         options = [(a, _converter(a)) for a in args if a is not _NoneType]
         if len(options) == 1 and options[0][1] is not None:
-            inner = options[0][1]
-            return lambda v: None if v is None else inner(v)
+            only = options[0][1]
+            return lambda v: None if v is None else only(v)
         return None
     if origin is tuple and args and args[-1] is not Ellipsis:  # tuple[A, B]: one converter per place
         places = [_converter(a) for a in args]
@@ -286,10 +287,11 @@ def _converter(tp: Any) -> Optional[Callable[[Any], Any]]:
             return None if origin is list else make
         return lambda v: make(inner(x) for x in v)
     if origin in (set, frozenset, tuple) or tp in (set, frozenset, tuple):
-        return origin or tp
+        made: Callable[[Any], Any] = origin or tp
+        return made
     if origin is dict and len(args) == 2:
-        inner = _converter(args[1])
-        return (lambda v: {k: inner(x) for k, x in v.items()}) if inner else None
+        of_value = _converter(args[1])
+        return (lambda v: {k: of_value(x) for k, x in v.items()}) if of_value else None
     return None
 
 
@@ -310,7 +312,7 @@ class FunctionSchema:
             (that parameter is left out of the schema and filled in by the server).
     """
 
-    def __init__(self, fn: Callable, context_types: tuple = ()) -> None:
+    def __init__(self, fn: Callable[..., Any], context_types: Tuple[type, ...] = ()) -> None:
         func = getattr(fn, "__func__", fn)  # a bound method: skip self below
         code = getattr(func, "__code__", None)
         if code is None:
@@ -330,11 +332,11 @@ class FunctionSchema:
         defaults = dict(zip(code.co_varnames[:code.co_argcount][::-1], (func.__defaults__ or ())[::-1]))
         defaults.update(func.__kwdefaults__ or {})
         description, param_docs = parse_docstring(func.__doc__)
-        self.description = description
+        self.description: str = description
         self.context_param: Optional[str] = None
-        self._converters: List[Tuple[str, Callable]] = []
+        self._converters: List[Tuple[str, Callable[[Any], Any]]] = []
         properties: Dict[str, Any] = {}
-        required = []
+        required: List[str] = []
         for name in names:
             hint = hints[name] if name in hints else typing.Any
             if is_context(hint, context_types) or (name == "ctx" and hint is typing.Any):
@@ -365,13 +367,15 @@ class FunctionSchema:
             schema["required"] = required
         if not code.co_flags & _CO_VARKEYWORDS:
             schema["additionalProperties"] = False
-        self.input_schema = schema
+        self.input_schema: Dict[str, Any] = schema
+        self.output_schema: Optional[Dict[str, Any]]  # (declared: a tuple assignment cannot annotate)
+        self.wrap_output: bool
         self.output_schema, self.wrap_output = _output_schema(hints["return"] if "return" in hints else None)
         self._simple = is_simple(schema)
         self._required = tuple(required)
         self._fast = fast_types(properties) if not code.co_flags & _CO_VARKEYWORDS else None
 
-    def validate(self, arguments: dict) -> Optional[str]:
+    def validate(self, arguments: Dict[str, Any]) -> Optional[str]:
         """Return a sentence saying what is wrong with ``arguments``, or ``None``."""
         fast = self._fast
         if fast is not None:  # the common case, checked in a few dict lookups (a per-call cost)
@@ -401,7 +405,7 @@ class FunctionSchema:
             problem = problem.replace("arguments: missing required property", "missing required argument")
         return problem
 
-    def bind(self, arguments: dict) -> dict:
+    def bind(self, arguments: Dict[str, Any]) -> Dict[str, Any]:
         """Turn validated JSON arguments into keyword arguments for the function."""
         if not self._converters:
             return arguments
@@ -412,7 +416,7 @@ class FunctionSchema:
         return kwargs
 
 
-def _accepts_null(schema: dict) -> bool:
+def _accepts_null(schema: Dict[str, Any]) -> bool:
     """Does this (derived) schema accept ``null`` already?"""
     kinds = schema.get("type")
     if not schema or kinds == "null" or (type(kinds) is list and "null" in kinds):
@@ -420,7 +424,7 @@ def _accepts_null(schema: dict) -> bool:
     return any(_accepts_null(branch) for branch in schema.get("anyOf", ()))
 
 
-def _or_null(schema: dict) -> dict:
+def _or_null(schema: Dict[str, Any]) -> Dict[str, Any]:
     """``schema`` or null: ``{"anyOf": [schema, {"type": "null"}]}``, its description kept on top."""
     inner = {k: v for k, v in schema.items() if k != "description"}
     nullable: Dict[str, Any] = {"anyOf": [inner, {"type": "null"}]}
@@ -433,7 +437,7 @@ def _none_or(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return lambda value: None if value is None else convert(value)
 
 
-def _output_schema(hint: Any) -> Tuple[Optional[dict], bool]:
+def _output_schema(hint: Any) -> Tuple[Optional[Dict[str, Any]], bool]:
     """The outputSchema for a return annotation, and whether results get wrapped as ``{"result": ...}``.
 
     ``str`` (and no annotation) means plain text: no outputSchema, so the text

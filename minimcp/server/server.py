@@ -169,7 +169,7 @@ class Server:
         with self._lock:
             return list(self._tools.values())
 
-    def get_tool(self, name: str) -> Optional[ServerTool]:
+    def get_tool(self, name: object) -> Optional[ServerTool]:
         """The tool called ``name``, or ``None`` (also for a name off the wire that is no string)."""
         return self._tools.get(name) if isinstance(name, str) else None
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from typing import Any, Callable, Deque, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, List, Optional, Union
 
 from ..errors import CapabilityError, RPCError
 from ..logs import get_logger
@@ -46,7 +46,10 @@ from .context import Context, StartTask, _fits
 from .taskstore import MemoryTaskStore, TaskRecord, TaskStore
 from .tools import RequestFailed
 
-log = get_logger(__name__)
+if TYPE_CHECKING:
+    from logging import Logger
+
+log: Logger = get_logger(__name__)
 
 EXTENSION = TASKS_EXTENSION
 

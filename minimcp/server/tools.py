@@ -15,7 +15,8 @@ import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
-    from typing import Any, Callable, Dict, List, Optional
+    from logging import Logger
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..errors import CapabilityError, RPCError, ToolError
 from ..inflight import RequestContext
@@ -24,13 +25,14 @@ from ..protocol.stateless import InputRequired
 from ..protocol.versions import PROTOCOL_VERSION, knows, strip
 from .content import error_result, result_for_version, tool_result
 from .coroutines import finish, is_async
-from .schema import FunctionSchema, is_simple, jsonschema_validate, validate
+from .schema import FunctionSchema
+from .validation import is_simple, jsonschema_validate, validate
 
-log = get_logger(__name__)
+log: Logger = get_logger(__name__)
 
-def checker(schema: dict) -> Callable[[Any, dict, str], Optional[str]]:
+def checker(schema: Dict[str, Any]) -> Callable[[Any, Any, str], Optional[str]]:
     """The validator for ``schema``, chosen once: the small one when it understands every
-    keyword, else jsonschema (imported only then)."""
+    keyword, else jsonschema (imported only then). It is called as ``(value, schema, where)``."""
     return validate if is_simple(schema) else jsonschema_validate
 
 
@@ -49,23 +51,24 @@ class ServerTool:
     """
 
     #: OAuth scopes a caller needs (``add_tool(scopes=…)``; checked before ``call``: server/protection.py).
-    scopes: tuple = ()
+    scopes: Tuple[str, ...] = ()
 
-    def __init__(self, fn: Callable, name: Optional[str] = None, title: Optional[str] = None,
-                 description: Optional[str] = None, annotations: Optional[dict] = None,
-                 icons: Optional[List[dict]] = None, meta: Optional[dict] = None,
-                 input_schema: Optional[dict] = None, output_schema: Optional[dict] = None,
+    def __init__(self, fn: Callable[..., Any], name: Optional[str] = None, title: Optional[str] = None,
+                 description: Optional[str] = None, annotations: Optional[Dict[str, Any]] = None,
+                 icons: Optional[List[Dict[str, Any]]] = None, meta: Optional[Dict[str, Any]] = None,
+                 input_schema: Optional[Dict[str, Any]] = None, output_schema: Optional[Dict[str, Any]] = None,
                  task: Optional[str] = None) -> None:
         if task not in (None, "optional", "required"):
             raise ValueError(f'task must be "optional", "required" or None, not {task!r}')
-        self.fn = fn
-        self.is_async = is_async(fn)  # its coroutine runs here: server/coroutines.py
-        self.task = task
-        self.name = name or fn.__name__
-        self.schema = FunctionSchema(fn, context_types=(RequestContext,))
-        self.input_schema = input_schema if input_schema is not None else self.schema.input_schema
-        self.output_schema = output_schema if output_schema is not None else self.schema.output_schema
-        self.wrap_output = self.schema.wrap_output if output_schema is None else False
+        self.fn: Callable[..., Any] = fn
+        self.is_async: bool = is_async(fn)  # its coroutine runs here: server/coroutines.py
+        self.task: Optional[str] = task
+        self.name: str = name or fn.__name__
+        self.schema: FunctionSchema = FunctionSchema(fn, context_types=(RequestContext,))
+        self.input_schema: Dict[str, Any] = input_schema if input_schema is not None else self.schema.input_schema
+        self.output_schema: Optional[Dict[str, Any]] = (output_schema if output_schema is not None
+                                                         else self.schema.output_schema)
+        self.wrap_output: bool = self.schema.wrap_output if output_schema is None else False
         definition: Dict[str, Any] = {"name": self.name}
         if title:
             definition["title"] = title
@@ -81,7 +84,7 @@ class ServerTool:
             definition["icons"] = icons
         if meta:
             definition["_meta"] = meta
-        self.definition = definition
+        self.definition: Dict[str, Any] = definition
         self._custom_input = input_schema is not None
         self._check_input = checker(self.input_schema)
         self._check_output = checker(self.output_schema) if self.output_schema is not None else None
@@ -92,16 +95,16 @@ class ServerTool:
         a cancel, so a server may run it on the thread that read the request (no hand-off)."""
         return self.schema.context_param is None and not self.is_async  # a coroutine can see a cancel
 
-    def definition_for(self, version: str) -> dict:
+    def definition_for(self, version: str) -> Dict[str, Any]:
         """The definition without the fields ``version`` does not know (``tool.*`` in ``versions.FEATURES``)."""
         return strip(self.definition, "tool", version)
 
-    def _check_arguments(self, arguments: dict) -> Optional[str]:
+    def _check_arguments(self, arguments: Dict[str, Any]) -> Optional[str]:
         if self._custom_input:
             return self._check_input(arguments, self.input_schema, "arguments")
         return self.schema.validate(arguments)
 
-    def call(self, arguments: dict, ctx: RequestContext, version: str = PROTOCOL_VERSION) -> dict:
+    def call(self, arguments: Dict[str, Any], ctx: RequestContext, version: str = PROTOCOL_VERSION) -> Dict[str, Any]:
         """Validate, call the function, and build the ``CallToolResult`` for ``version``.
 
         Bad arguments and exceptions in the function become ``isError``

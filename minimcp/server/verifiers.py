@@ -17,12 +17,15 @@ timeout, and no lock is held while it runs.
 
 import threading
 import time
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..logs import get_logger
 from .protection import InvalidToken, Principal, VerifierUnavailable, scope_list
 
-log = get_logger(__name__)
+if TYPE_CHECKING:
+    from logging import Logger
+
+log: "Logger" = get_logger(__name__)
 
 #: What a verifier decided about a token: who it stands for, or why it is refused.
 Decision = Union[Principal, InvalidToken]

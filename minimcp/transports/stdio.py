@@ -24,6 +24,7 @@ import threading
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
+    from logging import Logger
     from typing import IO, Callable, Dict, Optional, Sequence
 
 from ..errors import ConnectionClosed
@@ -31,7 +32,7 @@ from ..logs import get_logger
 from ..protocol import jsonrpc
 from . import Transport
 
-log = get_logger(__name__)
+log: Logger = get_logger(__name__)
 
 
 class StdioTransport(Transport):

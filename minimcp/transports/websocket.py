@@ -16,14 +16,17 @@ import hashlib
 import socket
 import struct
 import threading
-from typing import Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from ..errors import ConnectionClosed
 from ..logs import get_logger
 from ..protocol import jsonrpc
 from . import Transport
 
-log = get_logger(__name__)
+if TYPE_CHECKING:
+    from logging import Logger
+
+log: "Logger" = get_logger(__name__)
 
 #: RFC 6455 §1.3: the GUID that turns Sec-WebSocket-Key into Sec-WebSocket-Accept.
 _GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
