@@ -17,7 +17,7 @@ after the server's ``retry`` delay, DELETE on close, and a fresh
 
 import queue
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Set
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Set, Tuple, Union
 
 import requests
 import sseclient
@@ -86,7 +86,7 @@ class StreamableHTTPTransport(Transport):
         #: tool name -> {argument: header}: the x-mcp-header arguments to mirror (2026-07-28).
         self.param_headers: Dict[str, Dict[str, str]] = {}
         self._by_request: Dict[Any, Any] = {}
-        self._inbox: queue.SimpleQueue = queue.SimpleQueue()
+        self._inbox: queue.SimpleQueue[Optional[Union[jsonrpc.Parsed, Failed]]] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._readers: Set[threading.Thread] = set()
         self._responses: Set[Any] = set()
@@ -102,7 +102,7 @@ class StreamableHTTPTransport(Transport):
 
     # -- the Transport interface ----------------------------------------------------------
 
-    def read(self) -> Optional[jsonrpc.Parsed]:
+    def read(self) -> Optional[Union[jsonrpc.Parsed, Failed]]:
         """The next message from any response or stream; ``None`` once closed."""
         return self._inbox.get()
 
@@ -197,7 +197,7 @@ class StreamableHTTPTransport(Transport):
                 headers["Mcp-Name"] = encode_header_value(params.get(NAME_FIELDS[message.method]))
             if message.method == "tools/call":
                 arguments = params.get("arguments") or {}
-                for argument, header in self.param_headers.get(params.get("name"), {}).items():
+                for argument, header in self.param_headers.get(params.get("name") or "", {}).items():
                     if arguments.get(argument) is not None:
                         headers["Mcp-Param-" + header] = encode_header_value(arguments[argument])
         return headers
@@ -302,9 +302,10 @@ class StreamableHTTPTransport(Transport):
                 # spec 2025-11-25 basic/transports: wait `retry`, then GET with Last-Event-ID
                 if self._stop.wait(retry_ms / 1000):
                     return
-                response = self._resume(last_id)
-                if response is None:
+                resumed = self._resume(last_id)
+                if resumed is None:
                     break
+                response = resumed
             for request_id in waiting:
                 self._inbox.put(ErrorResponse(request_id, HTTP_ERROR,
                                               "the connection dropped before the answer came"))
@@ -325,7 +326,7 @@ class StreamableHTTPTransport(Transport):
         return response if self._track(response) else None
 
     def _consume(self, response: "requests.Response", waiting: Set[Any], last_id: Optional[str],
-                 retry_ms: int) -> tuple:
+                 retry_ms: int) -> Tuple[Optional[str], int]:
         """Queue every message of one SSE response; return the last event id and retry delay seen."""
         try:
             for event in sseclient.SSEClient(arriving(response)).events():
@@ -336,7 +337,7 @@ class StreamableHTTPTransport(Transport):
                 if not event.data or event.event != "message":
                     continue  # the priming event, or an event that is not MCP's
                 message = jsonrpc.parse(event.data)
-                if type(message) in (jsonrpc.Response, ErrorResponse):
+                if isinstance(message, (jsonrpc.Response, ErrorResponse)):
                     waiting.discard(message.id)
                     with self._lock:
                         self._by_request.pop(message.id, None)

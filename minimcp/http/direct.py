@@ -19,11 +19,14 @@ class DirectPost:
     """POSTs to ``url`` through ``adapter``'s pool, for the ``session`` that mounted it."""
 
     def __init__(self, session: requests.Session, adapter: requests.adapters.HTTPAdapter, url: str) -> None:
-        self.session, self.adapter, self.url = session, adapter, url
+        self.session: requests.Session = session
+        self.adapter: requests.adapters.HTTPAdapter = adapter
+        self.url: str = url
         parts = urlsplit(url)
         # plain http only: requests keeps TLS, with its CA settings
-        self.pool = adapter.poolmanager.connection_from_url(url) if parts.scheme == "http" else None
-        self.path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        self.pool: Optional[urllib3.HTTPConnectionPool] = (
+            adapter.poolmanager.connection_from_url(url) if parts.scheme == "http" else None)
+        self.path: str = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
     def headers(self) -> Optional[Dict[str, str]]:
         """The headers a direct POST adds (``{}``, or an OAuth flow's token), or None when the
@@ -40,21 +43,23 @@ class DirectPost:
         direct = getattr(session.auth, "direct_headers", None)
         return direct(self.url) if direct is not None else None
 
-    def post(self, body: bytes, headers: dict, timeout: float) -> requests.Response:
+    def post(self, body: bytes, headers: Dict[str, str], timeout: float) -> requests.Response:
         """POST ``body`` with the session's headers and ``headers``; the response is left streaming.
 
         Raises:
             requests.ConnectionError: the server cannot be reached (as ``requests`` would raise).
         """
-        try:
-            raw = self.pool.urlopen("POST", self.path, body=body, headers=_merged(self.session.headers, headers),
+        assert self.pool is not None  # (only called when headers() said a direct POST may go)
+        try:  # raw: Any, for requests' fields take it as HTTPAdapter.build_response does (their stubs differ)
+            raw: Any = self.pool.urlopen("POST", self.path, body=body, headers=_merged(self.session.headers, headers),
                                     redirect=False, assert_same_host=False, preload_content=False,
                                     decode_content=False, retries=self.adapter.max_retries, timeout=timeout)
         except urllib3.exceptions.HTTPError as exc:
             raise requests.ConnectionError(exc) from exc
         if "Set-Cookie" in raw.headers:  # the server starts a cookie (a sticky load balancer): keep it
             request = requests.Request("POST", self.url, headers=headers).prepare()
-            requests.cookies.extract_cookies_to_jar(self.session.cookies, request, raw)
+            # types-requests leaves this function unannotated: the check is the stub's gap, not ours
+            requests.cookies.extract_cookies_to_jar(self.session.cookies, request, raw)  # type: ignore[no-untyped-call]
         response = requests.Response()  # what requests would hand back
         response.status_code, response.reason, response.raw, response.url = raw.status, raw.reason, raw, self.url
         response.headers = raw.headers  # (urllib3's, case-insensitive already: no copy)

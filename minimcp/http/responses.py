@@ -60,8 +60,9 @@ def arriving(response: "requests.Response") -> Iterator[bytes]:
 
 def no_read_timeout(response: "requests.Response") -> None:
     """A stream may be quiet for long (a slow tool): the caller's timeout governs it, not ours."""
+    raw: Any = response.raw  # the layers below urllib3 are private (Any): a change is an AttributeError
     try:
-        response.raw._fp.fp.raw._sock.settimeout(None)
+        raw._fp.fp.raw._sock.settimeout(None)
     except (AttributeError, OSError):
         pass
 
@@ -74,8 +75,9 @@ def abort(response: "requests.Response") -> None:
     (urllib3 -> http.client -> socket file); if the layout differs, the
     reader still ends, at the read timeout.
     """
+    raw: Any = response.raw  # (private layers, as in no_read_timeout)
     try:
-        response.raw._fp.fp.raw._sock.shutdown(socket.SHUT_RDWR)
+        raw._fp.fp.raw._sock.shutdown(socket.SHUT_RDWR)
     except (AttributeError, OSError):
         pass
     response.close()
@@ -89,7 +91,7 @@ def close_http(http: "requests.Session") -> None:
     garbage collector came, each holding a thread of the server.
     """
     for adapter in http.adapters.values():
-        pools = getattr(getattr(adapter, "poolmanager", None), "pools", None)
+        pools: Any = getattr(getattr(adapter, "poolmanager", None), "pools", None)  # urllib3's, private
         for key in list(pools.keys()) if pools is not None else []:
             pool = pools.get(key)
             if pool is not None:

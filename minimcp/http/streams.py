@@ -18,7 +18,7 @@ the last id I sent" whether the event is new or replayed.
 import collections
 import secrets
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 from ..logs import get_logger
 from ..protocol import jsonrpc
@@ -27,6 +27,8 @@ from ..transports import Transport
 
 if TYPE_CHECKING:
     from logging import Logger
+
+    from ..protocol.jsonrpc import RequestId
 
 log: "Logger" = get_logger(__name__)
 
@@ -145,7 +147,7 @@ class OutStream:
             the standalone stream, which never ends by itself).
     """
 
-    def __init__(self, store: EventStore, expected: Optional[set] = None) -> None:
+    def __init__(self, store: EventStore, expected: Optional[Set[RequestId]] = None) -> None:
         self.id = secrets.token_hex(8)
         self.store = store
         self.expected = set(expected or ())
@@ -306,7 +308,7 @@ class HTTPSessionTransport(Transport):
         if probe and self._listening:
             self.standalone.wake()
         with self._lock:
-            if probe and self._listening:
+            if probe and self._listening and self._detached is not None:  # (not None: a standalone)
                 self._detached.wait_for(lambda: not self._listening, TAKEOVER_WAIT)
             if self._listening:
                 return None
@@ -334,7 +336,7 @@ class HTTPSessionTransport(Transport):
         """Never called: messages arrive by POST."""
         return None
 
-    def open_stream(self, request_ids: set) -> OutStream:
+    def open_stream(self, request_ids: Set[RequestId]) -> OutStream:
         """Register the stream that will carry the answers to these requests."""
         stream = OutStream(self.store, request_ids)
         with self._lock:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
-    from typing import Any, Callable, Dict, Optional
+    from typing import Any, Callable, Dict, List, Optional, Union
 
 from ..errors import ConnectionClosed
 from ..protocol import jsonrpc
@@ -38,8 +38,9 @@ class Failed:
 
     __slots__ = ("request_id", "error")
 
-    def __init__(self, request_id: Any, error: Exception) -> None:
-        self.request_id, self.error = request_id, error
+    def __init__(self, request_id: jsonrpc.RequestId, error: Exception) -> None:
+        self.request_id: jsonrpc.RequestId = request_id
+        self.error: Exception = error
 
     def __repr__(self) -> str:
         return f"Failed({self.request_id!r}, {self.error!r})"
@@ -63,11 +64,13 @@ class Transport:
     #: are no headers.
     param_headers: Optional[Dict[str, Dict[str, str]]] = None
 
-    def read(self) -> Optional[jsonrpc.Parsed]:
-        """Return the next message, or ``None`` once the stream has ended."""
+    def read(self) -> Optional[Union[jsonrpc.Parsed, Failed]]:
+        """Return the next message, or ``None`` once the stream has ended (or, over HTTP, a
+        :class:`Failed` for a request that could not be sent)."""
         raise NotImplementedError
 
-    def write(self, message, related_to=None) -> None:
+    def write(self, message: Union[jsonrpc.Message, List[jsonrpc.Message]],
+              related_to: Optional[jsonrpc.RequestId] = None) -> None:
         """Send one message or a list of messages (a batch). Thread-safe.
 
         ``related_to`` is the id of the incoming request a message belongs

@@ -270,7 +270,9 @@ class SubprocessTransport(StdioTransport):
             text += "; its last stderr lines:\n" + tail
         return ConnectionClosed(text, exit_code=code, stderr_tail=tail)
 
-    def close(self) -> None:
+    # No timeout= as StdioTransport.close has (so the checker objects): a child's shutdown is
+    # bounded by shutdown_timeout, which this passes on as that timeout.
+    def close(self) -> None:  # type: ignore[override]
         """Shut the server down: close its stdin, wait, SIGTERM, wait, SIGKILL."""
         if self._closing:
             return
