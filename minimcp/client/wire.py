@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from logging import Logger
 
 log: "Logger" = get_logger(__name__)
-server_log = get_logger("minimcp.server_log")
+server_log: "Logger" = get_logger("minimcp.server_log")
 
 Kind = Union[type, Tuple[type, ...]]
 _NAMES = {str: "a string", dict: "an object", list: "an array", bool: "true or false", int: "an integer",

@@ -63,7 +63,7 @@ class StreamableHTTPTransport(Transport):
                  timeout: float = 60.0, connections: int = 64) -> None:
         self.url = url
         self.timeout = timeout
-        self.http = requests.Session()
+        self.http: requests.Session = requests.Session()
         adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=connections)
         self.http.mount("http://", adapter)
         self.http.mount("https://", adapter)

@@ -148,21 +148,21 @@ class OutStream:
     """
 
     def __init__(self, store: EventStore, expected: Optional[Set[RequestId]] = None) -> None:
-        self.id = secrets.token_hex(8)
-        self.store = store
-        self.expected = set(expected or ())
-        self.standalone = not self.expected
-        self.sse = self.standalone
+        self.id: str = secrets.token_hex(8)
+        self.store: EventStore = store
+        self.expected: Set[RequestId] = set(expected or ())
+        self.standalone: bool = not self.expected
+        self.sse: bool = self.standalone
         self.pending: List[Tuple[bytes, bool]] = []  # (data, is_response) before the decision
-        self.closed_by_server = False  # asked to end the HTTP response while undecided...
-        self.close_index = 0  # ...after this many of the pending messages
+        self.closed_by_server: bool = False  # asked to end the HTTP response while undecided...
+        self.close_index: int = 0  # ...after this many of the pending messages
         self.close_after: Optional[str] = None  # in SSE mode: end the response after this event
-        self.abandoned = False  # the request was cancelled: nothing more will come
-        self.cond = threading.Condition()
+        self.abandoned: bool = False  # the request was cancelled: nothing more will come
+        self.cond: threading.Condition = threading.Condition()
         self.last_id: Optional[str] = None
         # Set by wake() and kept until the streaming thread looks: a wake that comes while it
         # is writing (not waiting) would otherwise be lost, and the GET taking over get a 409.
-        self.woken = False
+        self.woken: bool = False
 
     @property
     def done(self) -> bool:

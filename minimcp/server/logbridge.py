@@ -79,7 +79,8 @@ class _Handling:
     __slots__ = ("bridge", "ctx")
 
     def __init__(self, bridge: LogBridge, ctx: Any) -> None:
-        self.bridge, self.ctx = bridge, ctx
+        self.bridge: LogBridge = bridge
+        self.ctx: Any = ctx  # the request's Context
 
     def __enter__(self) -> None:
         if self.bridge.enabled:

@@ -109,8 +109,9 @@ class _KeySet:
     def __init__(self, verifier: "JWTVerifier") -> None:
         self.verifier = verifier
         self.keys: Optional[Dict[Optional[str], Any]] = None
-        self.fetched_at = self.tried_at = float("-inf")
-        self.fetches = 0
+        self.fetched_at: float = float("-inf")
+        self.tried_at: float = float("-inf")
+        self.fetches: int = 0
         self._failed: Optional[str] = None
         self._lock = threading.Lock()
         self._inflight: Optional[threading.Event] = None

@@ -25,7 +25,7 @@ import threading
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
     from logging import Logger
-    from typing import IO, Callable, Dict, Optional, Sequence
+    from typing import IO, Callable, Dict, List, Optional, Sequence
 
 from ..errors import ConnectionClosed
 from ..logs import get_logger
@@ -190,7 +190,7 @@ class SubprocessTransport(StdioTransport):
 
         if isinstance(command, str) or not command:
             raise TypeError("command must be a non-empty list of strings, e.g. ['python', 'server.py']")
-        self.command = [str(part) for part in command]
+        self.command: List[str] = [str(part) for part in command]
         full_env = None
         if env:
             full_env = dict(os.environ)
@@ -198,7 +198,7 @@ class SubprocessTransport(StdioTransport):
         try:
             # start_new_session: the child leads its own process group, so
             # closing takes the server's own children down with it.
-            self.process = subprocess.Popen(
+            self.process: subprocess.Popen[bytes] = subprocess.Popen(
                 self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 env=full_env, cwd=cwd, start_new_session=True)
         except FileNotFoundError as exc:
