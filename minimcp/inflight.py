@@ -21,7 +21,10 @@ from .protocol.jsonrpc import Request, Response
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+
+    from .protocol.jsonrpc import RequestId
+    from .session import Handler, Session
 
     #: ``callback(progress, total, message)`` for ``notifications/progress`` about a request.
     ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
@@ -34,9 +37,8 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from typing import Callable, Optional
 
-    global ProgressCallback
-    ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
-    return ProgressCallback
+    alias = globals()["ProgressCallback"] = Callable[[float, Optional[float], Optional[str]], None]
+    return alias
 
 _event_lock = threading.Lock()
 
@@ -59,18 +61,18 @@ class RequestContext:
     __slots__ = ("session", "request_id", "method", "params", "progress_token", "handler", "batch", "answered",
                  "_cancelled")
 
-    def __init__(self, session: Any, request: Request, handler: Any = None, batch: Optional[Batch] = None) -> None:
-        self.session = session
+    def __init__(self, session: Session, request: Request, handler: Any = None, batch: Optional[Batch] = None) -> None:
+        self.session: Session = session
         #: The function that answers it: ``handler(params, ctx)``.
-        self.handler = handler
+        self.handler: Handler = handler
         #: The batch the request came in, whose array its answer joins; None for a lone request.
-        self.batch = batch
-        self.request_id = request.id
-        self.method = request.method
-        self.params = params = request.params or {}
-        meta = params.get("_meta")
-        self.progress_token = meta.get("progressToken") if type(meta) is dict else None
-        self.answered = False
+        self.batch: Optional[Batch] = batch
+        self.request_id: RequestId = request.id
+        self.method: str = request.method
+        self.params: Dict[str, Any] = request.params or {}
+        meta = self.params.get("_meta")
+        self.progress_token: Optional[RequestId] = meta.get("progressToken") if type(meta) is dict else None
+        self.answered: bool = False
         self._cancelled: Optional[threading.Event] = None  # made on first use: most requests never need it
 
     @property
@@ -145,7 +147,7 @@ class Incoming:
         # end with nothing in flight, and a Condition on a plain Lock costs ~20 us to make.
         self._finished: Optional[threading.Condition] = None
         self._draining = False  # someone waits in drain(): tell it when a request finishes
-        self._held: set = set()  # requests held open for the peer alone (RequestContext.hold_open)
+        self._held: Set[RequestContext] = set()  # requests held open for the peer alone (RequestContext.hold_open)
         self._holding = True  # False once the session ends: no request is held open any more
 
     def __len__(self) -> int:
@@ -173,7 +175,8 @@ class Incoming:
             self._contexts.setdefault(gone.request_id, gone)
         if self._draining:  # drain() sets it before it looks, so it cannot miss this one
             with self._lock:
-                self._finished.notify_all()  # type: ignore[union-attr] (made before _draining is set)
+                # the checker cannot know that drain() makes _finished before it sets _draining
+                self._finished.notify_all()  # type: ignore[union-attr]
 
     def drain(self, grace: float, stop: Optional[Callable[[], bool]] = None) -> List[RequestContext]:
         """Wait up to ``grace`` seconds for every request to finish; return those still running.
@@ -218,7 +221,7 @@ class Incoming:
             ctx.cancelled.set()
 
 
-def with_progress_token(params: Optional[dict], token: Any) -> dict:
+def with_progress_token(params: Optional[Dict[str, Any]], token: Any) -> Dict[str, Any]:
     """A copy of a request's ``params`` with ``_meta.progressToken`` set (spec basic/utilities/progress)."""
     params = dict(params or {})
     meta = dict(params.get("_meta") or {})
@@ -242,9 +245,9 @@ class _Pending:
     __slots__ = ("method", "on_progress", "last_progress", "cancellable", "mark", "_done", "_result", "_error")
 
     def __init__(self, method: str, on_progress: Optional[ProgressCallback], cancellable: bool = True) -> None:
-        self.method = method
-        self.cancellable = cancellable
-        self.on_progress = on_progress
+        self.method: str = method
+        self.cancellable: bool = cancellable
+        self.on_progress: Optional[ProgressCallback] = on_progress
         self.last_progress: Optional[float] = None
         #: When its answer was read with notifications still queued ahead of it: how many
         #: callbacks the dispatcher must have run before the caller may go on (else None).
@@ -388,10 +391,10 @@ class Batch:
 
     def __init__(self, expected: int) -> None:
         self._waiting = expected
-        self._replies: list = []
+        self._replies: List[Any] = []
         self._lock = threading.Lock()
 
-    def add(self, reply: Any) -> Optional[list]:
+    def add(self, reply: Any) -> Optional[List[Any]]:
         """Count one reply in (``None``: that request gets none, it was cancelled). Return the
         array to send once the last one is in, if it holds anything; else ``None``."""
         with self._lock:
