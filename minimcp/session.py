@@ -28,17 +28,19 @@ from .protocol.jsonrpc import ErrorResponse, Malformed, Notification, Request, R
 from .threads import Dispatcher, Readers, WorkerPool, join, read_all, start_thread
 from .transports import Failed
 
-log = get_logger(__name__)
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Iterable, Optional
+    from logging import Logger
+    from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Type
 
     from .inflight import ProgressCallback  # noqa: F401 (re-exported)
+    from .transports import Transport
 
     #: A request handler: gets the request's params (``{}`` when absent) and its
     #: context, returns the result dict or raises (``RPCError`` for a chosen code).
-    Handler = Callable[[dict, RequestContext], Any]
+    Handler = Callable[[Dict[str, Any], RequestContext], Any]
+
+log: Logger = get_logger(__name__)
 
 
 def __getattr__(name: str) -> Any:
@@ -50,18 +52,17 @@ def __getattr__(name: str) -> Any:
         return inflight.ProgressCallback
     if name != "Handler":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from typing import Any, Callable
+    from typing import Any, Callable, Dict
 
-    global Handler
-    Handler = Callable[[dict, RequestContext], Any]
-    return Handler
+    alias = globals()["Handler"] = Callable[[Dict[str, Any], RequestContext], Any]
+    return alias
 
 #: Seconds the handlers cancelled at close get, in all, to return before they are left
 #: behind (daemon threads): one that ignores ``ctx.cancelled`` must not keep the process alive.
 STRAGGLERS = 1.0
 
 
-def _ping(params: dict, ctx: RequestContext) -> dict:
+def _ping(params: Dict[str, Any], ctx: RequestContext) -> Dict[str, Any]:
     return {}
 
 
@@ -105,23 +106,24 @@ class Session(Outbound):
             owner answers from what it negotiated.) By default: no.
     """
 
-    def __init__(self, transport: Any, handlers: Optional[Dict[str, Handler]] = None,
-                 notification_handlers: Optional[Dict[str, Callable[[dict], Any]]] = None, *,
-                 owner: Any = None, context_class: type = RequestContext, max_workers: int = 16,
+    def __init__(self, transport: Transport, handlers: Optional[Dict[str, Handler]] = None,
+                 notification_handlers: Optional[Dict[str, Callable[..., Any]]] = None, *,
+                 owner: Any = None, context_class: Type[RequestContext] = RequestContext, max_workers: int = 16,
                  timeout: float = 60.0, trace: bool = False, name: str = "minimcp",
                  workers: Optional[WorkerPool] = None, close_on_eof: bool = False,
                  inline_methods: Iterable[str] = (), batches: Optional[Callable[[], bool]] = None) -> None:
-        self.transport = transport
+        self.transport: Any = transport  # (Any: the HTTP app calls its own transports' extra methods on it)
         self.handlers: Dict[str, Handler] = {"ping": _ping}
         self.handlers.update(handlers or {})
-        self.notification_handlers = dict(notification_handlers or {})
-        self.owner = owner
-        self.context_class = context_class
-        self.timeout = timeout
-        self.trace = trace
-        self.name = name
-        self.close_on_eof = close_on_eof
-        self.inline_methods = frozenset(inline_methods) | {"ping"}
+        #: ``callback(params)``; the ``"*"`` one is ``callback(method, params)``.
+        self.notification_handlers: Dict[str, Callable[..., Any]] = dict(notification_handlers or {})
+        self.owner: Any = owner  # a Client, or a server's ServerConnection
+        self.context_class: Type[RequestContext] = context_class
+        self.timeout: float = timeout
+        self.trace: bool = trace
+        self.name: str = name
+        self.close_on_eof: bool = close_on_eof
+        self.inline_methods: FrozenSet[str] = frozenset(inline_methods) | {"ping"}
         self.batches_allowed: Callable[[], bool] = batches or (lambda: False)
         self._lock = threading.Lock()
         self._outgoing = Outgoing()
@@ -310,7 +312,7 @@ class Session(Outbound):
             log.debug("%s: request %r cancelled by peer: %s", self.name, ctx.request_id, reason)
             ctx.cancelled.set()
 
-    def _on_progress(self, params: dict) -> None:
+    def _on_progress(self, params: Dict[str, Any]) -> None:
         pending = self._outgoing.get(params.get("progressToken"))
         if pending is None:
             return
@@ -319,7 +321,7 @@ class Session(Outbound):
             self._dispatcher.dispatch(pending.on_progress, params.get("progress"), params.get("total"),
                                       params.get("message"))
 
-    def _on_batch(self, messages: list) -> None:
+    def _on_batch(self, messages: List[Any]) -> None:
         if not self.batches_allowed():  # (MCP has them in protocol version 2025-03-26 alone)
             self._send(ErrorResponse(None, jsonrpc.INVALID_REQUEST, "Invalid Request: JSON-RPC batches are not "
                                                                       "allowed on this connection (2025-03-26 only)"))
