@@ -59,7 +59,8 @@ class Context(RequestContext):
     @property
     def connection(self) -> ServerConnection:
         """The client connection this request came in on."""
-        return self.session.owner
+        connection: ServerConnection = self.session.owner  # (a server's sessions are owned by one)
+        return connection
 
     @property
     def protocol_version(self) -> Optional[str]:
