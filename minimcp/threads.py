@@ -14,17 +14,20 @@ import time
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
-    from typing import Any, Callable, Optional
+    from logging import Logger
+    from typing import Any, Callable, List, Optional, Tuple
+
+    from .session import Session
 
 from .errors import ConnectionClosed
 from .logs import get_logger
 
-log = get_logger(__name__)
+log: Logger = get_logger(__name__)
 
 _thread_ids = itertools.count(1)
 
 
-def start_thread(target: Callable, kind: str) -> threading.Thread:
+def start_thread(target: Callable[[], Any], kind: str) -> threading.Thread:
     """Start ``target`` on a thread named ``minimcp-<kind>-<n>`` and return it."""
     # daemon=True is only a safety net (a stuck user handler must not keep
     # the interpreter alive); the shutdown plan is close() joining each one.
@@ -64,19 +67,19 @@ class WorkerPool:
     """
 
     def __init__(self, max_workers: int) -> None:
-        self.max_workers = max_workers
-        self._tasks: queue.SimpleQueue = queue.SimpleQueue()
+        self.max_workers: int = max_workers
+        self._tasks: queue.SimpleQueue[Optional[Tuple[Callable[..., Any], Tuple[Any, ...]]]] = queue.SimpleQueue()
         self._idle = 0  # workers waiting for a task, not yet promised one (under _lock)
-        self._threads: list = []
+        self._threads: List[threading.Thread] = []
         self._lock = threading.Lock()
         self._shutdown = False
 
     @property
-    def threads(self) -> list:
+    def threads(self) -> List[threading.Thread]:
         """The worker threads started so far (a copy)."""
         return list(self._threads)
 
-    def submit(self, fn: Callable, *args: Any) -> None:
+    def submit(self, fn: Callable[..., Any], *args: Any) -> None:
         """Run ``fn(*args)`` on a worker thread."""
         self._tasks.put((fn, args))
         with self._lock:  # a plain lock: threading.Semaphore is Python code, this is the hot path
@@ -125,17 +128,17 @@ class Dispatcher:
     def __init__(self) -> None:
         self.thread: Optional[threading.Thread] = None
         #: Callbacks handed in so far (written under the lock).
-        self.queued = 0
+        self.queued: int = 0
         #: Callbacks run so far (written by the dispatcher thread alone).
-        self.ran = 0
-        self._queue: Optional[queue.SimpleQueue] = None
+        self.ran: int = 0
+        self._queue: Optional[queue.SimpleQueue[Optional[Tuple[Callable[..., Any], Tuple[Any, ...]]]]] = None
         self._lock = threading.Lock()
         self._closed = False
         self._ran = threading.Condition()  # catch_up() waits on it
         self._waiters = 0  # threads in catch_up() (under _ran): notify only when someone waits
         self._stopped = False
 
-    def dispatch(self, callback: Callable, *args: Any) -> None:
+    def dispatch(self, callback: Callable[..., Any], *args: Any) -> None:
         """Run ``callback(*args)`` on the dispatcher thread, after those handed in before."""
         with self._lock:
             if self._closed:
@@ -191,7 +194,7 @@ class Dispatcher:
         with self._lock:
             self._closed = True
             started = self._queue is not None
-            if started:
+            if self._queue is not None:  # (started: the checker narrows this spelling)
                 self._queue.put(None)
         if not started:  # (most sessions of an HTTP server get no notification: nothing to stop)
             self._stopped = True
@@ -221,13 +224,13 @@ class Readers:
     cancelling, and it is never inside a read or write when a signal comes.
     """
 
-    def __init__(self, session: Any) -> None:
-        self.session = session
-        self.read_lock = threading.Lock()
-        self.state = threading.Lock()
-        self.waiting = 0  # threads waiting for the read lock
-        self.threads: list = []
-        self.eof = False
+    def __init__(self, session: Session) -> None:
+        self.session: Session = session
+        self.read_lock: threading.Lock = threading.Lock()
+        self.state: threading.Lock = threading.Lock()
+        self.waiting: int = 0  # threads waiting for the read lock
+        self.threads: List[threading.Thread] = []
+        self.eof: bool = False
         self.error: Optional[ConnectionClosed] = None
         #: The ident of the thread that took the read lock last (it may be blocked in read()).
         self.reading: Optional[int] = None
