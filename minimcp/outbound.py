@@ -19,7 +19,7 @@ from .protocol.jsonrpc import Notification, Request
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Optional
+    from typing import Any, Dict, Optional
 
     from .inflight import ProgressCallback
     from .threads import Dispatcher
@@ -51,7 +51,7 @@ class Outbound:
         known = exc if isinstance(exc, ConnectionClosed) else None  # (it can say how: a child's exit code)
         return self._outgoing.closed_error or known or ConnectionClosed(f"cannot send: the connection is closed ({exc})")
 
-    def request(self, method: str, params: Optional[dict] = None, timeout: Optional[float] = None,
+    def request(self, method: str, params: Optional[Dict[str, Any]] = None, timeout: Optional[float] = None,
                 on_progress: Optional[ProgressCallback] = None,
                 max_timeout: Optional[float] = None, related_to: Any = None,
                 request_id: Optional[int] = None, cancellable: bool = True) -> Any:
@@ -131,7 +131,7 @@ class Outbound:
                 pass
         return still_pending
 
-    def notify(self, method: str, params: Optional[dict] = None, related_to: Any = None) -> None:
+    def notify(self, method: str, params: Optional[Dict[str, Any]] = None, related_to: Any = None) -> None:
         """Send a notification (``related_to``: as for :meth:`request`).
 
         Raises:
