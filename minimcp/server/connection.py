@@ -22,11 +22,13 @@ from .coroutines import finish
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, Dict, Optional, Sequence
+    from logging import Logger
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
+    from ..session import Handler
     from .server import Server
 
-log = get_logger(__name__)
+log: Logger = get_logger(__name__)
 
 #: The deepest a tool's arguments may nest (objects and arrays): deeper ones would overflow the
 #: stack in the code that checks, converts or echoes them, so they are refused up front.
@@ -45,28 +47,30 @@ def require_scopes(needed: Sequence[str], principal: Any, what: str) -> None:
 class ServerConnection:
     """One client's connection to a :class:`~minimcp.Server`: what it negotiated, and its session."""
 
-    def __init__(self, server: Server, transport: Any, handlers: Dict[str, Callable[[dict, Context], Any]], *,
+    def __init__(self, server: Server, transport: Any, handlers: Dict[str, Callable[[Dict[str, Any], Context], Any]], *,
                  trace: bool = False, workers: Any = None, principal: Any = None,
                  close_on_eof: bool = False) -> None:
-        self.server = server
+        self.server: Server = server
         #: Who the client authenticated as (HTTP with an ``auth`` hook), else None.
-        self.principal = principal
+        self.principal: Any = principal
         self.protocol_version: Optional[str] = None
-        self.client_capabilities: dict = {}
-        self.client_info: dict = {}
+        self.client_capabilities: Dict[str, Any] = {}
+        self.client_info: Dict[str, Any] = {}
         #: The least severe level the client wants (``logging/setLevel``); None: send nothing.
         self.log_level: Optional[str] = server.log_level
         #: Resource URIs this client subscribed to (``resources/subscribe``).
-        self.subscriptions: set = set()
+        self.subscriptions: Set[str] = set()
         self._lock = threading.Lock()
         # initialize runs on the reader, so a request pipelined right behind it sees the version.
-        self.session = Session(transport, handlers, {"notifications/roots/list_changed": self._roots_changed},
-                               owner=self, context_class=Context, max_workers=server.max_workers,
-                               timeout=server.timeout, trace=trace, name=f"server {server.name}",
-                               workers=workers, close_on_eof=close_on_eof, inline_methods=("initialize",),
-                               batches=self.allows_batches)
+        # The handlers take a Context, which the checker cannot tie to context_class=Context below.
+        self.session: Session = Session(transport, handlers,  # type: ignore[arg-type]
+                                        {"notifications/roots/list_changed": self._roots_changed},
+                                        owner=self, context_class=Context, max_workers=server.max_workers,
+                                        timeout=server.timeout, trace=trace, name=f"server {server.name}",
+                                        workers=workers, close_on_eof=close_on_eof,
+                                        inline_methods=("initialize",), batches=self.allows_batches)
 
-    def handlers(self) -> Dict[str, Callable]:
+    def handlers(self) -> Dict[str, Handler]:
         """Every MCP request this connection answers: ``method -> handler(params, ctx)``
         (the table of :mod:`minimcp.server.methods`)."""
         return self.session.handlers
@@ -80,11 +84,11 @@ class ServerConnection:
         """The negotiated protocol version (the newest, before the handshake)."""
         return self.protocol_version or PROTOCOL_VERSION
 
-    def ping(self, params: dict, ctx: Context) -> dict:
+    def ping(self, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
         """Answer ``ping`` (spec basic/utilities/ping; gone in 2026-07-28)."""
         return {}
 
-    def initialize(self, params: dict, ctx: Context) -> dict:
+    def initialize(self, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
         """Negotiate the protocol version (spec basic/lifecycle "Initialization")."""
         if ctx.batch is not None:  # spec 2025-03-26 basic/lifecycle: initialize MUST NOT be part of a batch
             raise RPCError(INVALID_REQUEST, "Invalid Request: initialize cannot be batched")
@@ -105,23 +109,23 @@ class ServerConnection:
 
     # -- lists, with pagination -----------------------------------------------------
 
-    def list_tools(self, params: dict, ctx: Context) -> dict:
+    def list_tools(self, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
         """Answer ``tools/list``."""
         return self.list_items("tools", "tools", params, ctx)
 
-    def list_resources(self, params: dict, ctx: Context) -> dict:
+    def list_resources(self, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
         """Answer ``resources/list``."""
         return self.list_items("resources", "resources", params, ctx)
 
-    def list_resource_templates(self, params: dict, ctx: Context) -> dict:
+    def list_resource_templates(self, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
         """Answer ``resources/templates/list``."""
         return self.list_items("resource_templates", "resourceTemplates", params, ctx)
 
-    def list_prompts(self, params: dict, ctx: Context) -> dict:
+    def list_prompts(self, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
         """Answer ``prompts/list``."""
         return self.list_items("prompts", "prompts", params, ctx)
 
-    def list_items(self, registry: str, key: str, params: dict, ctx: Context) -> dict:
+    def list_items(self, registry: str, key: str, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
         """Answer a list method: one page of ``server.<registry>()`` as ``key``."""
         version = ctx.protocol_version or PROTOCOL_VERSION
         cursor = params.get("cursor")
@@ -136,7 +140,7 @@ class ServerConnection:
 
     # -- tools, resources, prompts, completion ----------------------------------------
 
-    def call_tool(self, params: dict, ctx: Context) -> dict:
+    def call_tool(self, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
         """Answer ``tools/call``: an unknown tool is a protocol error, a failing tool a result."""
         name = params.get("name")
         if not isinstance(name, str):
@@ -156,13 +160,13 @@ class ServerConnection:
         with self.server.log_bridge.handling(ctx):
             return tool.call(arguments, ctx, ctx.protocol_version or PROTOCOL_VERSION)
 
-    def _resource_uri(self, params: dict) -> str:
+    def _resource_uri(self, params: Dict[str, Any]) -> str:
         uri = params.get("uri")
         if not isinstance(uri, str):
             raise RPCError(INVALID_PARAMS, 'needs "uri" (a string)')
         return uri
 
-    def read_resource(self, params: dict, ctx: Context) -> dict:
+    def read_resource(self, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
         """Answer ``resources/read``; an unknown URI is ``-32002`` (spec server/resources "Error Handling")."""
         uri = self._resource_uri(params)
         found = self.server.find_resource(uri)
@@ -179,7 +183,7 @@ class ServerConnection:
             raise
         return result  # (2026-07-28 cache hints: ServerResource.read adds them)
 
-    def subscribe(self, params: dict, ctx: Context) -> dict:
+    def subscribe(self, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
         """Answer ``resources/subscribe``: updates to ``uri`` will be sent to this client."""
         uri = self._resource_uri(params)
         found = self.server.find_resource(uri)
@@ -190,14 +194,14 @@ class ServerConnection:
             self.subscriptions.add(uri)
         return {}
 
-    def unsubscribe(self, params: dict, ctx: Context) -> dict:
+    def unsubscribe(self, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
         """Answer ``resources/unsubscribe`` (unknown URIs are fine: the goal is reached)."""
         uri = self._resource_uri(params)
         with self._lock:
             self.subscriptions.discard(uri)
         return {}
 
-    def get_prompt(self, params: dict, ctx: Context) -> dict:
+    def get_prompt(self, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
         """Answer ``prompts/get``: unknown prompts and bad arguments are ``-32602``."""
         name = params.get("name")
         prompt = self.server.get_prompt(name) if isinstance(name, str) else None
@@ -212,7 +216,7 @@ class ServerConnection:
         with self.server.log_bridge.handling(ctx):
             return prompt.get(arguments, ctx, ctx.protocol_version or PROTOCOL_VERSION)
 
-    def complete(self, params: dict, ctx: Context) -> dict:
+    def complete(self, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
         """Answer ``completion/complete`` (spec server/utilities/completion), at most 100 values."""
         ref = params.get("ref")
         argument = params.get("argument")
@@ -241,7 +245,7 @@ class ServerConnection:
 
     # -- logging --------------------------------------------------------------------
 
-    def set_level(self, params: dict, ctx: Context) -> dict:
+    def set_level(self, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
         """Answer ``logging/setLevel``: send log messages at this level and above."""
         level = params.get("level")
         if not isinstance(level, str) or level not in RANK:
@@ -262,11 +266,11 @@ class ServerConnection:
 
     # -- talking to the client ---------------------------------------------------------
 
-    def request(self, method: str, params: Optional[dict], timeout: Optional[float], related_to: Any = None) -> Any:
+    def request(self, method: str, params: Optional[Dict[str, Any]], timeout: Optional[float], related_to: Any = None) -> Any:
         """Send a request to the client and wait for its answer (used by ``Context``)."""
         return self.session.request(method, params, timeout=timeout, related_to=related_to)
 
-    def notify(self, method: str, params: Optional[dict] = None, related_to: Any = None) -> None:
+    def notify(self, method: str, params: Optional[Dict[str, Any]] = None, related_to: Any = None) -> None:
         """Send a notification if the connection is open (after the handshake, or for a request)."""
         if self.session.closed or (self.protocol_version is None and related_to is None):
             return
@@ -280,7 +284,7 @@ class ServerConnection:
         if knows(self.version, "elicitation_mode"):
             self.notify("notifications/elicitation/complete", {"elicitationId": elicitation_id})
 
-    def _roots_changed(self, params: dict) -> None:
+    def _roots_changed(self, params: Dict[str, Any]) -> None:
         if self.server.on_roots_changed is not None:
             self.server.on_roots_changed(self)
 
@@ -302,7 +306,7 @@ def too_deep(value: Any, limit: int) -> bool:
     return False
 
 
-def _strings(fields: dict, method: str, where: str) -> dict:
+def _strings(fields: Dict[str, Any], method: str, where: str) -> Dict[str, Any]:
     """``fields`` if every value is a string; else -32602 naming the first that is not."""
     for key, value in fields.items():
         if not isinstance(value, str):
@@ -310,7 +314,7 @@ def _strings(fields: dict, method: str, where: str) -> dict:
     return fields
 
 
-def paginate(items: list, cursor: Optional[str], page_size: Optional[int]) -> tuple:
+def paginate(items: List[Any], cursor: Optional[str], page_size: Optional[int]) -> Tuple[List[Any], Optional[str]]:
     """Return one page of ``items`` and the ``nextCursor`` (``None`` at the end).
 
     Cursors are opaque to clients (spec server/utilities/pagination); here
