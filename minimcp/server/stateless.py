@@ -23,7 +23,13 @@ import time
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
-    from typing import Any, Dict, Optional
+    from typing import Any, Callable, Dict, List, Optional
+
+    from ..protocol.jsonrpc import RequestId
+    from ..session import Session
+    from .connection import ServerConnection
+    from .context import Context
+    from .server import Server
 
 from ..errors import CapabilityError, RPCError
 from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
@@ -62,18 +68,18 @@ class StateSigner:
     """
 
     def __init__(self, secret: Optional[bytes] = None, ttl: float = 600.0) -> None:
-        self.secret = secret or os.urandom(32)
-        self.ttl = ttl
+        self.secret: bytes = secret or os.urandom(32)
+        self.ttl: float = ttl
 
     @staticmethod
-    def _digest(method: str, params: dict) -> str:
+    def _digest(method: str, params: Dict[str, Any]) -> str:
         import hashlib  # late, like hmac below: only servers that ask the client pay for them
 
         own = {k: v for k, v in params.items() if k not in _RETRY_KEYS}
         text = json.dumps([method, own], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
-    def sign(self, method: str, params: dict, answers: Dict[str, Any], asked: list) -> str:
+    def sign(self, method: str, params: Dict[str, Any], answers: Dict[str, Any], asked: List[Any]) -> str:
         """A state carrying ``answers`` and the keys now ``asked`` for."""
         import hashlib
         import hmac
@@ -81,9 +87,10 @@ class StateSigner:
         payload = json.dumps({"m": method, "d": self._digest(method, params), "x": int(time.time() + self.ttl),
                               "a": answers, "q": asked}, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         mac = hmac.new(self.secret, payload, hashlib.sha256).digest()
-        return _b64().urlsafe_b64encode(mac + payload).decode("ascii")
+        state: str = _b64().urlsafe_b64encode(mac + payload).decode("ascii")  # (_b64(): a module, Any)
+        return state
 
-    def answers(self, method: str, params: dict) -> Dict[str, Any]:
+    def answers(self, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
         """The answers a retry brings: the state's earlier ones plus this round's ``inputResponses``.
 
         Raises:
@@ -126,7 +133,8 @@ class StateSigner:
 # -- serving one modern request ------------------------------------------------------------
 
 
-def serve(connection: Any, answer: Any, params: dict, ctx: Any) -> dict:
+def serve(connection: ServerConnection, answer: Callable[[Any, Dict[str, Any], Context], Any],
+          params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
     """Serve one request that carries 2026-07-28 ``_meta``: check it, run ``answer(connection,
     params, ctx)``, finish the result. (:mod:`minimcp.server.methods` has already refused the
     methods 2026-07-28 does not have.)
@@ -162,7 +170,7 @@ def serve(connection: Any, answer: Any, params: dict, ctx: Any) -> dict:
     return result
 
 
-def discover(connection: Any, params: dict, ctx: Any) -> dict:
+def discover(connection: ServerConnection, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
     """Answer ``server/discover``: versions, capabilities, instructions, identity (spec 2026-07-28 server/discover)."""
     server = connection.server
     info = {"name": server.name, "version": server.version}
@@ -178,9 +186,9 @@ def discover(connection: Any, params: dict, ctx: Any) -> dict:
     return result
 
 
-def declared_extensions(server: Any) -> Dict[str, dict]:
+def declared_extensions(server: Server) -> Dict[str, Dict[str, Any]]:
     """The extensions this server declares: tasks when a tool runs as one, skills once published."""
-    extensions: Dict[str, dict] = {}
+    extensions: Dict[str, Dict[str, Any]] = {}
     if any(tool.task for tool in server.tools()):
         extensions[TASKS_EXTENSION] = {}
     skills = server.__dict__.get("skills")
@@ -198,8 +206,11 @@ _FILTERS = {"toolsListChanged": "notifications/tools/list_changed",
 class Subscription:
     """One open ``subscriptions/listen`` request: where and what to send."""
 
-    def __init__(self, ctx: Any, filters: dict) -> None:
-        self.ctx, self.session, self.request_id, self.filters = ctx, ctx.session, ctx.request_id, filters
+    def __init__(self, ctx: Context, filters: Dict[str, Any]) -> None:
+        self.ctx: Context = ctx
+        self.session: Session = ctx.session
+        self.request_id: RequestId = ctx.request_id
+        self.filters: Dict[str, Any] = filters
 
     def wants(self, method: str, uri: Optional[str] = None) -> bool:
         """True if this listener asked for ``method`` (about ``uri``)."""
@@ -209,7 +220,7 @@ class Subscription:
             return uri in (self.filters.get("taskIds") or ())
         return any(self.filters.get(name) and note == method for name, note in _FILTERS.items())
 
-    def send(self, method: str, params: Optional[dict] = None) -> None:
+    def send(self, method: str, params: Optional[Dict[str, Any]] = None) -> None:
         """Send one notification on this listen stream, tagged with its subscription id."""
         if self.ctx.is_cancelled:  # spec: nothing more for a cancelled request
             return
@@ -221,7 +232,7 @@ class Subscription:
             pass
 
 
-def listen_filters(requested: Any) -> dict:
+def listen_filters(requested: Any) -> Dict[str, Any]:
     """The filters of a listen request that minimcp honours, each checked (spec 2026-07-28
     ``SubscriptionFilter``: booleans, and ``resourceSubscriptions`` a list of URIs).
 
@@ -248,7 +259,7 @@ def listen_filters(requested: Any) -> dict:
     return honoured
 
 
-def listen(connection: Any, params: dict, ctx: Any) -> dict:
+def listen(connection: ServerConnection, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
     """Answer ``subscriptions/listen``: acknowledge, then hold the request open for notifications.
 
     spec 2026-07-28 basic/patterns/subscriptions. The request ends when the
