@@ -147,7 +147,7 @@ class OutStream:
             the standalone stream, which never ends by itself).
     """
 
-    def __init__(self, store: EventStore, expected: Optional[Set[RequestId]] = None) -> None:
+    def __init__(self, store: EventStore, expected: Optional[Set["RequestId"]] = None) -> None:
         self.id: str = secrets.token_hex(8)
         self.store: EventStore = store
         self.expected: Set[RequestId] = set(expected or ())
@@ -336,7 +336,7 @@ class HTTPSessionTransport(Transport):
         """Never called: messages arrive by POST."""
         return None
 
-    def open_stream(self, request_ids: Set[RequestId]) -> OutStream:
+    def open_stream(self, request_ids: Set["RequestId"]) -> OutStream:
         """Register the stream that will carry the answers to these requests."""
         stream = OutStream(self.store, request_ids)
         with self._lock:
