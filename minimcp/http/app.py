@@ -1,24 +1,21 @@
 """Streamable HTTP, server side: a plain WSGI application.
 
-``server.wsgi_app()`` returns an :class:`MCPApp`; it runs on minimcp's built-in server
-(``server.run("http")``), gunicorn (``gthread`` workers), waitress, or any WSGI server.
-spec basic/transports "Streamable HTTP" (2025-03-26 … 2026-07-28) and, beside it, the
-2024-11-05 "HTTP with SSE" endpoints for old clients.
+``server.wsgi_app()`` returns an :class:`MCPApp`; it runs on minimcp's built-in server (``server.run("http")``),
+gunicorn (``gthread`` workers), waitress, or any WSGI server. spec basic/transports "Streamable HTTP"
+(2025-03-26 … 2026-07-28) and, beside it, the 2024-11-05 "HTTP with SSE" endpoints for old clients.
 
 One endpoint (``/mcp``):
 
-- ``POST`` carries one client message (or, under 2025-03-26, a batch).
-  Notifications and responses get ``202``. A request is answered with JSON
-  when its handler sends nothing before its result, else with an SSE stream
-  (progress, logs, the server's own requests, then the response).
-- ``GET`` opens the standalone SSE stream for messages that belong to no
-  request, or resumes a broken stream from ``Last-Event-ID``.
+- ``POST`` carries one client message (or, under 2025-03-26, a batch). Notifications and
+  responses get ``202``. A request is answered with JSON when its handler sends nothing before
+  its result, else with an SSE stream (progress, logs, the server's own requests, then the response).
+- ``GET`` opens the standalone SSE stream for messages that belong to no request, or resumes
+  a broken stream from ``Last-Event-ID``.
 - ``DELETE`` ends the session.
 
-Sessions: ``initialize`` mints a ``Mcp-Session-Id``; later requests must
-carry it (400 without, 404 for an unknown or ended one). Stateless mode
-keeps no sessions, for deployments behind a plain load balancer: each
-POST is served on its own, with the version from ``MCP-Protocol-Version``.
+Sessions: ``initialize`` mints a ``Mcp-Session-Id``; later requests must carry it (400 without, 404
+for an unknown or ended one). Stateless mode keeps no sessions, for deployments behind a plain load
+balancer: each POST is served on its own, with the version from ``MCP-Protocol-Version``.
 
 Security defaults (spec "Security Warning"): a present ``Origin`` must be local (else
 403), the ``Host`` too (else 421: DNS-rebinding protection), bodies are capped (413),
@@ -33,7 +30,7 @@ Beside this module: :mod:`~minimcp.http.security` (those checks, the ``auth`` ho
 import secrets
 import threading
 import time
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from ..errors import RPCError
 from ..logs import get_logger
@@ -51,9 +48,15 @@ from .security import LOCAL_HOSTS, Unauthorized, authenticate, bearer_token_auth
 from .sockets import gone_probe
 from .streams import OPENING, EventStore, HTTPSessionTransport, MemoryEventStore, OutStream, format_event
 
+if TYPE_CHECKING:
+    from ..logs import Logger
+    from ..server.server import Server
+
 __all__ = ["MCPApp", "Unauthorized", "bearer_token_auth"]  # the last two: minimcp.wsgi's old names
 
-log = get_logger(__name__)
+log: "Logger" = get_logger(__name__)
+_Environ = Dict[str, Any]  # a WSGI environ, and the start_response that comes with it (PEP 3333)
+_Start = Callable[..., Any]
 
 
 class MCPApp:
@@ -71,10 +74,9 @@ class MCPApp:
         json_response: always answer with JSON, never SSE (progress and logs are dropped).
         allowed_hosts: ``Host`` names accepted (default: localhost names); ``["*"]`` any.
         allowed_origins: ``Origin`` values accepted besides local ones.
-        auth: ``hook(headers) -> principal``; raise :class:`Unauthorized` (or return None)
-            to answer 401. ``headers`` has lower-case names. An OAuth
-            :class:`~minimcp.server.protection.ProtectedResource` is such a hook that also
-            serves the RFC 9728 metadata. A session answers only the principal that opened
+        auth: ``hook(headers) -> principal``; raise :class:`Unauthorized` (or return None) to answer
+            401. ``headers`` has lower-case names. An OAuth :class:`~minimcp.server.protection.ProtectedResource`
+            is such a hook that also serves the RFC 9728 metadata. A session answers only the principal that opened
             it (403 for another, compared with ``==``: return a user id, say).
         max_body: the largest request body, in bytes.
         event_store: where SSE events are kept for resumption.
@@ -90,21 +92,21 @@ class MCPApp:
             client gets 404 and starts again); none idle: ``503`` with ``Retry-After``.
     """
 
-    def __init__(self, server: Any, path: str = "/mcp", *, stateless: bool = False, json_response: bool = False,
+    def __init__(self, server: "Server", path: str = "/mcp", *, stateless: bool = False, json_response: bool = False,
                  allowed_hosts: Optional[Iterable[str]] = None, allowed_origins: Iterable[str] = (),
                  auth: Optional[Callable[[Dict[str, str]], Any]] = None, max_body: int = 4 * 1024 * 1024,
                  event_store: Optional[EventStore] = None, retry_ms: int = 1000, sse_path: Optional[str] = "/sse",
                  messages_path: str = "/messages/", max_workers: int = 64, sse_after: float = 0.1,
                  session_ttl: Optional[float] = 3600.0, max_sessions: int = 1024) -> None:
-        self.server = server
+        self.server: Server = server
         self.path = path
         self.stateless = stateless
         self.json_response = json_response
-        self.allowed_hosts = set(allowed_hosts) if allowed_hosts is not None else set(LOCAL_HOSTS)
-        self.allowed_origins = set(allowed_origins)
+        self.allowed_hosts: Set[str] = set(allowed_hosts) if allowed_hosts is not None else set(LOCAL_HOSTS)
+        self.allowed_origins: Set[str] = set(allowed_origins)
         self.auth = auth
         self.max_body = max_body
-        self.store = event_store or MemoryEventStore()
+        self.store: EventStore = event_store or MemoryEventStore()
         self.retry_ms = retry_ms
         self.sse_path = sse_path
         self.messages_path = messages_path
@@ -112,10 +114,10 @@ class MCPApp:
         self.session_ttl = session_ttl
         self.max_sessions = max_sessions
         self._last_used: Dict[str, float] = {}
-        self.workers = WorkerPool(max_workers)
+        self.workers: WorkerPool = WorkerPool(max_workers)
         self.sessions: Dict[str, ServerConnection] = {}
         self._lock = threading.Lock()
-        self.legacy = LegacyEndpoints(self)
+        self.legacy: LegacyEndpoints = LegacyEndpoints(self)
 
     def __repr__(self) -> str:
         mode = "stateless" if self.stateless else f"sessions={len(self.sessions) + len(self.legacy.sessions)}"
@@ -123,7 +125,7 @@ class MCPApp:
 
     # -- the WSGI entry point ---------------------------------------------------------
 
-    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+    def __call__(self, environ: _Environ, start_response: _Start) -> Iterable[bytes]:
         """Serve one HTTP request."""
         try:
             headers = {k[5:].replace("_", "-").lower(): v for k, v in environ.items() if k.startswith("HTTP_")}
@@ -138,7 +140,8 @@ class MCPApp:
                 if handler is None:
                     raise HTTPError(405, f"Method Not Allowed: use POST, GET or DELETE on {self.path}",
                                     headers=[("Allow", "GET, POST, DELETE")])
-                return handler(environ, headers, principal, start_response)
+                body: Iterable[bytes] = handler(environ, headers, principal, start_response)
+                return body
             if self.sse_path is not None and path == self.sse_path and method == "GET":
                 return self.legacy.stream(environ, principal, start_response)
             if self.sse_path is not None and path == self.messages_path and method == "POST":
@@ -161,7 +164,7 @@ class MCPApp:
 
     # -- POST: one client message ---------------------------------------------------------
 
-    def _post(self, environ: dict, headers: Dict[str, str], principal: Any, start_response: Callable) -> Any:
+    def _post(self, environ: _Environ, headers: Dict[str, str], principal: Any, start_response: _Start) -> Any:
         if not environ.get("CONTENT_TYPE", "").startswith("application/json"):
             raise HTTPError(415, "Unsupported Media Type: send Content-Type: application/json")
         accept = headers.get("accept", "")
@@ -201,7 +204,7 @@ class MCPApp:
                 extra.append(("Mcp-Session-Id", new_session))
         return self._answer(stream, connection, type(parsed) is list, extra, start_response)
 
-    def _post_modern(self, message: Any, headers: Dict[str, str], principal: Any, start_response: Callable) -> Any:
+    def _post_modern(self, message: Any, headers: Dict[str, str], principal: Any, start_response: _Start) -> Any:
         """One 2026-07-28 message: no session, headers that mirror the body, errors as HTTP statuses
         (spec 2026-07-28 basic/transports "Server validation"), with the request's id."""
         request_id = getattr(message, "id", None)
@@ -217,8 +220,7 @@ class MCPApp:
             try:
                 RequestMeta(message.params or {})
             except RPCError as exc:  # -32602 / -32022: bad or missing _meta
-                return error(start_response, 400, exc.code, exc.message, request_id=request_id,
-                             data=exc.data)
+                return error(start_response, 400, exc.code, exc.message, request_id=request_id, data=exc.data)
         connection = self._new_connection(principal, session=False)
         if type(message) is not Request:
             connection.session.receive(message)
@@ -245,8 +247,10 @@ class MCPApp:
             return tool is not None and tool.can_run_inline
         return False
 
-    def _connection_for(self, messages: list, headers: Dict[str, str], principal: Any) -> tuple:
+    def _connection_for(self, messages: List[Any], headers: Dict[str, str],
+                        principal: Any) -> Tuple[ServerConnection, Optional[str]]:
         """The connection a POST belongs to, and the new session id if it starts one."""
+        connection: Optional[ServerConnection]  # (narrowed where it is set)
         initializing = any(type(m) is Request and m.method == "initialize" for m in messages)
         version = headers.get("mcp-protocol-version")
         if version is not None and version not in LEGACY_VERSIONS:
@@ -267,7 +271,7 @@ class MCPApp:
                 self.sessions[session_id] = connection
                 self._last_used[session_id] = time.monotonic()
             return connection, session_id
-        session_id = headers.get("mcp-session-id")
+        session_id = headers.get("mcp-session-id", "")  # ("": as absent)
         if not session_id:
             raise HTTPError(400, "Bad Request: Mcp-Session-Id header is required (send initialize first)")
         with self._lock:
@@ -283,9 +287,8 @@ class MCPApp:
     def _expire_idle(self) -> None:
         """End sessions idle past ``session_ttl`` (a client that vanished without DELETE).
 
-        Idle means: no request for that long, none running, and no GET stream
-        open. Checked when a session starts, so the cost follows the traffic.
-        """
+        Idle means: no request for that long, none running, and no GET stream open. Checked when
+        a session starts, so the cost follows the traffic."""
         if self.session_ttl is None:
             return
         deadline = time.monotonic() - self.session_ttl
@@ -319,12 +322,11 @@ class MCPApp:
         return self.server.open_connection(transport, principal=principal, workers=self.workers, track=session)
 
     def _answer(self, stream: OutStream, connection: ServerConnection, batch: bool,
-                extra: List[Tuple[str, str]], start_response: Callable, modern_request: Any = None) -> Any:
+                extra: List[Tuple[str, str]], start_response: _Start, modern_request: Any = None) -> Any:
         """JSON if the handler's first message is its answer and comes quickly; SSE otherwise.
 
-        A handler that takes longer than ``sse_after`` gets an SSE response at
-        once, so the client holds a stream it can close (the 2026-07-28 cancel)
-        and its own timeouts run while the handler works.
+        A handler that takes longer than ``sse_after`` gets an SSE response at once, so the client
+        holds a stream it can close (the 2026-07-28 cancel) and its own timeouts run while it works.
         """
         while True:
             first = stream.first_messages(self.sse_after)
@@ -387,8 +389,7 @@ class MCPApp:
 
     def _session(self, headers: Dict[str, str], principal: Any) -> Tuple[str, ServerConnection]:
         if self.stateless:
-            raise HTTPError(405, "Method Not Allowed: this server is stateless; use POST",
-                            headers=[("Allow", "POST")])
+            raise HTTPError(405, "Method Not Allowed: this server is stateless; use POST", headers=[("Allow", "POST")])
         session_id = headers.get("mcp-session-id")
         if not session_id:
             raise HTTPError(400, "Bad Request: Mcp-Session-Id header is required")
@@ -399,14 +400,14 @@ class MCPApp:
         check_owner(connection.principal, principal)
         return session_id, connection
 
-    def _get(self, environ: dict, headers: Dict[str, str], principal: Any, start_response: Callable) -> Any:
+    def _get(self, environ: _Environ, headers: Dict[str, str], principal: Any, start_response: _Start) -> Any:
         if headers.get("mcp-protocol-version") == MODERN_VERSION:
             raise HTTPError(405, "Method Not Allowed: 2026-07-28 uses POST only", headers=[("Allow", "POST")])
         if "text/event-stream" not in headers.get("accept", ""):
             raise HTTPError(406, "Not Acceptable: Accept must list text/event-stream")
         _, connection = self._session(headers, principal)
         transport: HTTPSessionTransport = connection.session.transport
-        last_event_id = headers.get("last-event-id")
+        last_event_id = headers.get("last-event-id", "")  # ("": as absent)
         gone = gone_probe(environ)  # has this client left? (where the WSGI server can tell)
         stream = None
         if last_event_id:
@@ -443,7 +444,7 @@ class MCPApp:
 
     # -- DELETE: end the session ---------------------------------------------------------------
 
-    def _delete(self, environ: dict, headers: Dict[str, str], principal: Any, start_response: Callable) -> Any:
+    def _delete(self, environ: _Environ, headers: Dict[str, str], principal: Any, start_response: _Start) -> Any:
         if headers.get("mcp-protocol-version") == MODERN_VERSION:
             raise HTTPError(405, "Method Not Allowed: 2026-07-28 has no sessions", headers=[("Allow", "POST")])
         self._end_session(self._session(headers, principal)[0])
