@@ -11,7 +11,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
-    from logging import Logger
+    from logging import Logger as Logger  # (re-exported: modules annotate their loggers with it)
     from typing import Any
 
 
