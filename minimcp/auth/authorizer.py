@@ -22,6 +22,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional
 
 import requests
+import requests.auth  # (loaded by requests itself; named so that type checkers know it)
 
 from ..errors import AuthError
 from ..logs import get_logger

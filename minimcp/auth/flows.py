@@ -12,6 +12,7 @@ from typing import Any, Callable, Dict, List, Optional, Union
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import requests
+import requests.auth  # (loaded by requests itself; named so that type checkers know it)
 
 from ..errors import AuthError, ConnectionClosed
 from .authorizer import Authorizer, Grant

@@ -20,6 +20,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Set, Tuple, Union
 
 import requests
+import requests.adapters  # (loaded by requests itself; named so that type checkers know it)
 import sseclient
 
 from ..errors import ConnectionClosed, MCPError

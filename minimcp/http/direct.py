@@ -12,6 +12,8 @@ from typing import Any, Dict, Optional
 from urllib.parse import urlsplit
 
 import requests
+import requests.adapters  # (requests loads both itself: named so that type checkers know them)
+import requests.structures
 import urllib3
 
 
