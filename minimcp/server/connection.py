@@ -266,7 +266,8 @@ class ServerConnection:
 
     # -- talking to the client ---------------------------------------------------------
 
-    def request(self, method: str, params: Optional[Dict[str, Any]], timeout: Optional[float], related_to: Any = None) -> Any:
+    def request(self, method: str, params: Optional[Dict[str, Any]], timeout: Optional[float],
+                related_to: Any = None) -> Any:
         """Send a request to the client and wait for its answer (used by ``Context``)."""
         return self.session.request(method, params, timeout=timeout, related_to=related_to)
 
