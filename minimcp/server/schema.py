@@ -53,7 +53,7 @@ class _LazyTyping:
 
 if not TYPE_CHECKING:  # (a type checker reads the real module's signatures)
     typing = _LazyTyping()  # the module itself once used (it replaces this stand-in)
-_UNION_TYPES: Tuple[Any, ...] = ()  # (typing.Union, types.UnionType): set with typing, read only after a typing.get_origin()
+_UNION_TYPES: Tuple[Any, ...] = ()  # (typing.Union, types.UnionType): set with typing, read after a get_origin()
 _NoneType = type(None)
 _SIMPLE_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", _NoneType: "null"}
 _CO_VARKEYWORDS = 0x08
