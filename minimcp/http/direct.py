@@ -54,8 +54,8 @@ class DirectPost:
         assert self.pool is not None  # (only called when headers() said a direct POST may go)
         try:  # raw: Any, for requests' fields take it as HTTPAdapter.build_response does (their stubs differ)
             raw: Any = self.pool.urlopen("POST", self.path, body=body, headers=_merged(self.session.headers, headers),
-                                    redirect=False, assert_same_host=False, preload_content=False,
-                                    decode_content=False, retries=self.adapter.max_retries, timeout=timeout)
+                                         redirect=False, assert_same_host=False, preload_content=False,
+                                         decode_content=False, retries=self.adapter.max_retries, timeout=timeout)
         except urllib3.exceptions.HTTPError as exc:
             raise requests.ConnectionError(exc) from exc
         if "Set-Cookie" in raw.headers:  # the server starts a cookie (a sticky load balancer): keep it
