@@ -4,9 +4,11 @@ a minimcp thread running or a child process behind (a zombie included)."""
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -14,11 +16,39 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")
 PY = sys.executable
 TESTING_SERVER = os.path.join(ROOT, "tests", "servers", "testing_server.py")
+#: The official Python SDK (``mcp``) the interop tests run against, in a venv of its own.
+SDK_VENV = os.path.join(os.path.expanduser("~"), ".cache", "minimcp-tests", "mcp-sdk")
+SDK_VERSION = "2.3.0"
 
 
 def example(name: str) -> str:
     """The path of an example script."""
     return os.path.join(EXAMPLES, name)
+
+
+def free_port() -> int:
+    """A port nothing listens on now, from the OS (for a process we must tell which port to take;
+    a listener of our own takes port 0 instead)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_until_listening(proc: subprocess.Popen, port: int, seconds: float = 30.0) -> None:
+    """Until ``port`` on 127.0.0.1 accepts a connection: bounded polling of a port another process
+    opens (it has no way to signal us). Fails, with its stderr when piped, if ``proc`` exits first."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            err = proc.stderr.read() if proc.stderr else ""
+            err = err.decode(errors="replace") if isinstance(err, bytes) else err
+            raise AssertionError(f"{proc.args[:3]} exited with {proc.returncode} before listening on {port}:\n{err}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError(f"nothing listens on {port} after {seconds} s ({proc.args[:3]})")
 
 
 class RawServer:
@@ -118,3 +148,19 @@ def oidc_provider():
     from oidc.provider import running
 
     yield from running()
+
+
+@pytest.fixture(scope="session")
+def official_sdk():
+    """The python of a throwaway venv holding the official SDK (``mcp``), made once and cached;
+    skipped, saying why, when pip cannot install it."""
+    python = os.path.join(SDK_VENV, "bin", "python")
+    check = [python, "-c", f"import importlib.metadata as m; assert m.version('mcp') == '{SDK_VERSION}'"]
+    if not os.path.exists(python) or subprocess.run(check, capture_output=True).returncode != 0:
+        made = subprocess.run([PY, "-m", "venv", SDK_VENV], capture_output=True, text=True)
+        if made.returncode == 0:
+            made = subprocess.run([python, "-m", "pip", "install", "-q", f"mcp=={SDK_VERSION}"], capture_output=True,
+                                  text=True, timeout=600)
+        if made.returncode != 0:
+            pytest.skip(f"cannot install mcp=={SDK_VERSION} into {SDK_VENV}: {made.stderr[-300:]}")
+    return python

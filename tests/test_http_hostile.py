@@ -320,17 +320,15 @@ def test_run_http_passes_max_connections_to_the_built_in_server():
     import os
     import subprocess
 
-    from test_http import _free_port, _wait_until_listening
+    from conftest import EXAMPLES, PY, free_port, wait_until_listening
 
-    from conftest import EXAMPLES, PY
-
-    port = _free_port()
+    port = free_port()
     code = (f"import sys; sys.path.insert(0, {EXAMPLES!r}); from weather_server import server; "
             f"server.run('http', port={port}, max_connections=1)")
     proc = subprocess.Popen([PY, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             env=dict(os.environ, PYTHONPATH=os.path.dirname(EXAMPLES)))
     try:
-        _wait_until_listening(proc, port)
+        wait_until_listening(proc, port)
         for _ in range(20):  # the probe's connection may still hold the one place a moment: 503, again
             busy = requests.get(f"http://127.0.0.1:{port}/sse", headers={"Accept": "text/event-stream"},
                                 stream=True, timeout=10)
