@@ -1,6 +1,7 @@
 """Shared fixtures. The autouse ``no_leaks`` fixture fails any test that leaves
 a minimcp thread running or a child process behind (a zombie included)."""
 
+import contextlib
 import json
 import os
 import signal
@@ -9,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Any, Iterator
 
 import pytest
 
@@ -110,14 +112,56 @@ def _minimcp_threads() -> list:
     return [t for t in threading.enumerate() if t.name.startswith("minimcp-") and t.is_alive()]
 
 
+#: The servers of ``shared_server``, running for a whole module.
+_SHARED: list = []
+
+
+@contextlib.contextmanager
+def shared_server(app: Any, **options: Any) -> Iterator[Any]:
+    """A BackgroundServer shared by a module's tests (yield it from a ``scope="module"`` fixture),
+    for tests that leave its state as they found it: one stop (~0.5 s, the accept loop's poll)
+    for the module instead of one per test.
+
+    ``no_leaks`` lets its listener and workers live on between tests, and gives each connection a
+    test opened to it a moment (at most 5 s) to end: the server sees the client's close a
+    moment after the client returns. A connection still open then is a leak, as ever.
+    """
+    from minimcp.http.wsgiserver import BackgroundServer
+
+    running = BackgroundServer(app, **options).start()
+    _SHARED.append(running)
+    try:
+        yield running
+    finally:
+        _SHARED.remove(running)
+        running.stop()
+
+
+def _shared_server_threads():
+    """(long-lived threads, connection threads) of the running ``shared_server``s: the long-lived
+    are the listener and the app's worker pool (idle workers wait for the next request)."""
+    listening, serving = set(), set()
+    for running in _SHARED:
+        listening.add(running._thread)
+        listening.update(getattr(getattr(running.httpd.app, "workers", None), "threads", ()))
+        with running.httpd._conn_lock:
+            serving.update(running.httpd._connections)
+    return listening, serving
+
+
 @pytest.fixture(autouse=True)
 def no_leaks():
     """After each test: no minimcp thread alive, no child process left."""
     before = _children()
     yield
     # close() joins every thread it started and reaps every child, so this
-    # checks at once, without waiting: anything still here leaked.
-    threads = _minimcp_threads()
+    # checks at once, without waiting: anything still here leaked. A shared
+    # server's connection thread ends when it reads the client's close: join it.
+    listening, serving = _shared_server_threads()
+    deadline = time.monotonic() + 5.0
+    for thread in serving:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    threads = [t for t in _minimcp_threads() if t not in listening]
     children = _children() - before
     assert not threads, f"leaked threads: {[t.name for t in threads]}"
     assert not children, f"leaked child processes: {sorted(children)}"

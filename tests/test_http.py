@@ -20,7 +20,7 @@ from minimcp.http.app import bearer_token_auth
 from minimcp.http.wsgiserver import BackgroundServer
 from minimcp.protocol.jsonrpc import SESSION_NOT_FOUND
 
-from conftest import PY, ROOT, example, free_port, wait_until_listening
+from conftest import PY, ROOT, example, free_port, shared_server, wait_until_listening
 
 ACCEPT = "application/json, text/event-stream"
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -73,10 +73,11 @@ def make_server() -> Server:
     return server
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def http():
+    """One server for the module's tests: each opens sessions of its own on it (its tools keep no state)."""
     server = make_server()
-    with BackgroundServer(server.wsgi_app(), websockets={"/ws": server}) as running:
+    with shared_server(server.wsgi_app(), websockets={"/ws": server}) as running:
         yield running
 
 
