@@ -48,8 +48,8 @@ def kb(request):
     def connect(fresh=False, **handlers):
         if transport == "stdio":  # a new child process each time: always fresh
             return minimcp.connect([PY, KB], timeout=20, protocol=protocol, **handlers)
-        # An HTTP+SSE stream's thread sees its client gone only at its next keep-alive tick
-        # (up to 1 s); a server's stop ends it at once, and costs less.
+        # An HTTP+SSE stream's thread sees its client gone only at its next keep-alive tick, up
+        # to 1 s after the client closed it; stopping a server of its own ends it at once (0.5 s).
         if fresh or transport == "sse":
             server = fresh_knowledge_base().server
             http = BackgroundServer(server.wsgi_app(), websockets={"/ws": server}).start()

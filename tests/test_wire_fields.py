@@ -148,7 +148,7 @@ class HTTPPeer:
         return None, body["result"]
 
     def close(self) -> None:
-        self.http.delete(self.url, headers=self.headers, timeout=10)  # the session ends, and its threads
+        self.http.delete(self.url, headers=self.headers, timeout=10)  # end the session, as a client does
         self.http.close()
 
 
