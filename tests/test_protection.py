@@ -28,6 +28,8 @@ from minimcp.server.protection import InvalidToken, Principal, ProtectedResource
 from minimcp.server.verifiers import IntrospectionVerifier, JWTVerifier
 from minimcp.transports.memory import pair
 
+from conftest import free_port
+
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 ISSUER = "https://auth.example.com"
 
@@ -118,11 +120,7 @@ def connections_made(listener: socket.socket) -> int:
 
 def closed_port() -> str:
     """A URL on a port nothing listens on (connection refused)."""
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return f"http://127.0.0.1:{port}"
+    return f"http://127.0.0.1:{free_port()}"
 
 
 def scoped_server() -> Server:
