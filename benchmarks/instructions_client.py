@@ -30,19 +30,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != HERE]  # benchmarks/http.py is not http
 import argparse  # noqa: E402
 import shutil  # noqa: E402
-import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
-from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 
 sys.path.append(HERE)
-from instructions import collected, make_venv, spread, start_counted  # noqa: E402
+import callgrind  # noqa: E402
 from instructions_http import free_port, wait_listening  # noqa: E402
 from trees import git_commit  # noqa: E402
 
 REPO = os.path.dirname(HERE)
 STDIO, HTTP = os.path.join(HERE, "stdio_parts"), os.path.join(HERE, "http_parts")
-BASELINE = "minimcp@baseline"
 WIRES = ("2025-11-25", "2026-07-28")
 HTTP_DEPENDENCIES = ("requests", "urllib3", "idna", "charset_normalizer", "certifi", "sseclient")
 
@@ -50,11 +47,11 @@ HTTP_DEPENDENCIES = ("requests", "urllib3", "idna", "charset_normalizer", "certi
 def count(command, stdin, workdir, tag, expect, timeout=900):
     """Instructions of one client process; ``expect`` checks its output."""
     log = os.path.join(workdir, f"callgrind-{tag}.log")
-    process = start_counted(command, log, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    process = callgrind.start_counted(command, log, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     out, _ = process.communicate(stdin, timeout=timeout)
     if process.returncode != 0 or not expect(out):
         sys.exit(f"{' '.join(command)}: exit code {process.returncode}, output {out[-500:]!r}")
-    return collected(log, command)
+    return callgrind.collected(log, command)
 
 
 def main():
@@ -64,34 +61,21 @@ def main():
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure, the median kept (default 3)")
     parser.add_argument("--jobs", type=int, default=2, help="counted runs side by side (default 2)")
     parser.add_argument("--transports", default="stdio,http", help="comma-separated (default: stdio,http)")
-    parser.add_argument("--minimcp-from", default=REPO, metavar="DIR",
-                        help="the directory holding the minimcp package to count (default: this work tree)")
-    parser.add_argument("--baseline", metavar="DIR",
-                        help=f"also count the minimcp package under DIR (an older checkout) as {BASELINE}")
+    callgrind.add_tree_options(parser, REPO)
     args = parser.parse_args()
     transports = args.transports.split(",")
-    trees = [("minimcp", os.path.abspath(args.minimcp_from))]
-    if args.baseline:
-        trees.append((BASELINE, os.path.abspath(args.baseline)))
-    for _, root in trees:
-        if not os.path.isfile(os.path.join(root, "minimcp", "__init__.py")):
-            parser.error(f"{root}: no minimcp/__init__.py there")
-    if not shutil.which("valgrind"):
-        sys.exit("valgrind is not installed (apt-get install valgrind)")
+    trees = callgrind.trees_to_count(parser, args)
 
     print(f"client instruction counts (valgrind callgrind): median of {args.repeat} runs, {args.calls} sequential "
           f"calls against the floor server; CPython {sys.version.split()[0]}, in venvs without site-packages")
-    for name, root in trees:
-        print(f"  {name}: {root}{git_commit(root)}")
-    print(f"  machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start")
-    sys.stdout.flush()
+    callgrind.print_setup(trees, git_commit)
 
     workdir = tempfile.mkdtemp(prefix="minimcp-instructions-client-")
     floor_http = None
     try:
         deps = HTTP_DEPENDENCIES if "http" in transports else ()
-        pythons = {"raw": make_venv(workdir, "raw")}
-        pythons.update((name, make_venv(workdir, name, root, deps)) for name, root in trees)
+        pythons = {"raw": callgrind.make_venv(workdir, "raw")}
+        pythons.update((name, callgrind.make_venv(workdir, name, root, deps)) for name, root in trees)
         names = list(pythons)
         for python in pythons.values():  # the parts' own modules (raw_client, load), compiled once, uncounted
             subprocess.run([python, "-m", "compileall", "-q", STDIO, HTTP], check=True)
@@ -126,8 +110,7 @@ def main():
             print(f"  {label} {name} {n} calls: {result / 1e6:.1f}M", file=sys.stderr, flush=True)
             return result
 
-        with ThreadPoolExecutor(args.jobs) as pool:
-            counts = list(pool.map(run, tasks))
+        counts = callgrind.count_side_by_side(tasks, run, args.jobs)
     finally:
         if floor_http is not None:
             floor_http.terminate()
@@ -135,27 +118,22 @@ def main():
         shutil.rmtree(workdir, ignore_errors=True)
 
     table = {}
-    for (case, n, _), c in zip(tasks, counts):
+    for (case, n, _), c in counts.items():
         table.setdefault((case[0], case[1], n), []).append(c)
     print()
     print(f"{'':<18}{'transport':<18}{'start-up':>11}{'x raw':>8}{'per call':>11}{'x raw':>8}{'spread':>14}")
     medians = {}
     for label in dict.fromkeys(case[0] for case in cases):
         for name in names:
-            start = statistics.median(table[label, name, 0])
-            per = [(c - start) / args.calls for c in table[label, name, args.calls]]
-            medians[label, name] = (start, statistics.median(per), per)
+            medians[label, name] = callgrind.start_and_per_call(table[label, name, 0], table[label, name, args.calls],
+                                                                args.calls)
         raw = medians[label, "raw"]
         for name in names:
             start, per, values = medians[label, name]
             print(f"{name:<18}{label:<18}{start / 1e6:>10.1f}M{start / raw[0]:>7.2f}x"
-                  f"{per / 1e3:>10.1f}k{per / raw[1]:>7.2f}x{spread(values):>14}")
+                  f"{per / 1e3:>10.1f}k{per / raw[1]:>7.2f}x{callgrind.spread(values):>14}")
     if args.baseline:
-        print()
-        for label in dict.fromkeys(case[0] for case in cases):
-            mine, theirs = medians[label, "minimcp"], medians[label, BASELINE]
-            print(f"minimcp / {BASELINE} {label}: start-up {mine[0] / theirs[0]:.3f}x, per call "
-                  f"{mine[1] / theirs[1]:.3f}x (instructions: lower is better)")
+        callgrind.print_baseline_ratios(medians, dict.fromkeys(case[0] for case in cases), "call")
     print(f"(load average {os.getloadavg()[0]:.2f} at the end)")
 
 

@@ -38,7 +38,6 @@ import http.client  # noqa: E402,F401  (the standard library's, before benchmark
 import shutil  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
-import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -46,13 +45,12 @@ from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 
 sys.path.append(HERE)
 sys.path.append(os.path.join(HERE, "http_parts"))
-from instructions import collected, make_venv, spread, start_counted  # noqa: E402
+import callgrind  # noqa: E402
 from load import RawConnection  # noqa: E402
 from trees import git_commit  # noqa: E402
 
 PARTS = os.path.join(HERE, "http_parts")
 REPO = os.path.dirname(HERE)
-BASELINE = "minimcp@baseline"
 WIRES = ("2025-11-25", "2026-07-28")
 
 
@@ -97,7 +95,7 @@ def count(python, script, wire, calls, threads, workdir, tag, timeout=900):
     log = os.path.join(workdir, f"callgrind-{tag}.log")
     port = free_port()
     command = [python, os.path.join(PARTS, script), str(port)]
-    process = start_counted(command, log, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    process = callgrind.start_counted(command, log, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     try:
         wait_listening(process, port, time.monotonic() + timeout)
         url = f"http://127.0.0.1:{port}/mcp"
@@ -120,7 +118,7 @@ def count(python, script, wire, calls, threads, workdir, tag, timeout=900):
             raise RuntimeError(f"{calls - answered} of {calls} calls not answered right")
     finally:
         stop(process, timeout)
-    return collected(log, command)
+    return callgrind.collected(log, command)
 
 
 def main():
@@ -131,33 +129,20 @@ def main():
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure, the median kept (default 3)")
     parser.add_argument("--jobs", type=int, default=2, help="counted runs side by side (default 2)")
     parser.add_argument("--wires", default=",".join(WIRES), help="comma-separated (default: both)")
-    parser.add_argument("--minimcp-from", default=REPO, metavar="DIR",
-                        help="the directory holding the minimcp package to count (default: this work tree)")
-    parser.add_argument("--baseline", metavar="DIR",
-                        help=f"also count the minimcp package under DIR (an older checkout) as {BASELINE}")
+    callgrind.add_tree_options(parser, REPO)
     args = parser.parse_args()
     wires = args.wires.split(",")
-    trees = [("minimcp", os.path.abspath(args.minimcp_from))]
-    if args.baseline:
-        trees.append((BASELINE, os.path.abspath(args.baseline)))
-    for _, root in trees:
-        if not os.path.isfile(os.path.join(root, "minimcp", "__init__.py")):
-            parser.error(f"{root}: no minimcp/__init__.py there")
-    if not shutil.which("valgrind"):
-        sys.exit("valgrind is not installed (apt-get install valgrind)")
+    trees = callgrind.trees_to_count(parser, args)
 
     print(f"HTTP server instruction counts (valgrind callgrind): median of {args.repeat} runs, {args.calls} "
           f"requests over {args.threads} connection(s); CPython {sys.version.split()[0]}, in venvs without "
           f"site-packages")
-    for name, root in trees:
-        print(f"  {name}: {root}{git_commit(root)}")
-    print(f"  machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start")
-    sys.stdout.flush()
+    callgrind.print_setup(trees, git_commit)
 
     workdir = tempfile.mkdtemp(prefix="minimcp-instructions-http-")
     try:
-        servers = [("floor", make_venv(workdir, "floor"), "floor_server.py")]
-        servers += [(name, make_venv(workdir, name, root), "echo_app.py") for name, root in trees]
+        servers = [("floor", callgrind.make_venv(workdir, "floor"), "floor_server.py")]
+        servers += [(name, callgrind.make_venv(workdir, name, root), "echo_app.py") for name, root in trees]
         tasks = [(name, python, script, wire, n, r) for name, python, script in servers for wire in wires
                  for n in (0, args.calls) for r in range(args.repeat)]
 
@@ -168,8 +153,7 @@ def main():
             print(f"  {name} {wire} {n} calls: {result / 1e6:.1f}M", file=sys.stderr, flush=True)
             return result
 
-        with ThreadPoolExecutor(args.jobs) as pool:
-            counts = dict(zip(tasks, pool.map(run, tasks)))
+        counts = callgrind.count_side_by_side(tasks, run, args.jobs)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -182,20 +166,15 @@ def main():
     medians = {}
     for wire in wires:
         for name in names:
-            start = statistics.median(runs(name, wire, 0))
-            per = [(c - start) / args.calls for c in runs(name, wire, args.calls)]
-            medians[name, wire] = (start, statistics.median(per), per)
-        floor = medians["floor", wire]
+            medians[wire, name] = callgrind.start_and_per_call(runs(name, wire, 0), runs(name, wire, args.calls),
+                                                               args.calls)
+        floor = medians[wire, "floor"]
         for name in names:
-            start, per, values = medians[name, wire]
+            start, per, values = medians[wire, name]
             print(f"{name:<18}{wire:<12}{start / 1e6:>10.1f}M{start / floor[0]:>8.2f}x"
-                  f"{per / 1e3:>12.1f}k{per / floor[1]:>8.2f}x{spread(values):>14}")
+                  f"{per / 1e3:>12.1f}k{per / floor[1]:>8.2f}x{callgrind.spread(values):>14}")
     if args.baseline:
-        print()
-        for wire in wires:
-            mine, theirs = medians["minimcp", wire], medians[BASELINE, wire]
-            print(f"minimcp / {BASELINE} {wire}: start-up {mine[0] / theirs[0]:.3f}x, per request "
-                  f"{mine[1] / theirs[1]:.3f}x (instructions: lower is better)")
+        callgrind.print_baseline_ratios(medians, wires, "request")
     print(f"(load average {os.getloadavg()[0]:.2f} at the end)")
 
 

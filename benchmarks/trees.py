@@ -1,6 +1,6 @@
 """Which minimcp tree a benchmark measures: its git commit, and a copy of its package to import.
 
-Shared by ``stdio.py``, ``http.py`` and ``instructions.py`` for ``--minimcp-from`` and ``--baseline``.
+Shared by ``stdio.py``, ``http.py`` and the ``instructions*.py`` for ``--minimcp-from`` and ``--baseline``.
 """
 
 import os

@@ -1,12 +1,16 @@
 """Shared fixtures. The autouse ``no_leaks`` fixture fails any test that leaves
 a minimcp thread running or a child process behind (a zombie included)."""
 
+import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
+from typing import Any, Iterator
 
 import pytest
 
@@ -14,11 +18,39 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")
 PY = sys.executable
 TESTING_SERVER = os.path.join(ROOT, "tests", "servers", "testing_server.py")
+#: The official Python SDK (``mcp``) the interop tests run against, in a venv of its own.
+SDK_VENV = os.path.join(os.path.expanduser("~"), ".cache", "minimcp-tests", "mcp-sdk")
+SDK_VERSION = "2.3.0"
 
 
 def example(name: str) -> str:
     """The path of an example script."""
     return os.path.join(EXAMPLES, name)
+
+
+def free_port() -> int:
+    """A port nothing listens on now, from the OS (for a process we must tell which port to take;
+    a listener of our own takes port 0 instead)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_until_listening(proc: subprocess.Popen, port: int, seconds: float = 30.0) -> None:
+    """Until ``port`` on 127.0.0.1 accepts a connection: bounded polling of a port another process
+    opens (it has no way to signal us). Fails, with its stderr when piped, if ``proc`` exits first."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            err = proc.stderr.read() if proc.stderr else ""
+            err = err.decode(errors="replace") if isinstance(err, bytes) else err
+            raise AssertionError(f"{proc.args[:3]} exited with {proc.returncode} before listening on {port}:\n{err}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError(f"nothing listens on {port} after {seconds} s ({proc.args[:3]})")
 
 
 class RawServer:
@@ -80,14 +112,56 @@ def _minimcp_threads() -> list:
     return [t for t in threading.enumerate() if t.name.startswith("minimcp-") and t.is_alive()]
 
 
+#: The servers of ``shared_server``, running for a whole module.
+_SHARED: list = []
+
+
+@contextlib.contextmanager
+def shared_server(app: Any, **options: Any) -> Iterator[Any]:
+    """A BackgroundServer shared by a module's tests (yield it from a ``scope="module"`` fixture),
+    for tests that leave its state as they found it: one stop (~0.5 s, the accept loop's poll)
+    for the module instead of one per test.
+
+    ``no_leaks`` lets its listener and workers live on between tests, and gives each connection a
+    test opened to it a moment (at most 5 s) to end: the server sees the client's close a
+    moment after the client returns. A connection still open then is a leak, as ever.
+    """
+    from minimcp.http.wsgiserver import BackgroundServer
+
+    running = BackgroundServer(app, **options).start()
+    _SHARED.append(running)
+    try:
+        yield running
+    finally:
+        _SHARED.remove(running)
+        running.stop()
+
+
+def _shared_server_threads():
+    """(long-lived threads, connection threads) of the running ``shared_server``s: the long-lived
+    are the listener and the app's worker pool (idle workers wait for the next request)."""
+    listening, serving = set(), set()
+    for running in _SHARED:
+        listening.add(running._thread)
+        listening.update(getattr(getattr(running.httpd.app, "workers", None), "threads", ()))
+        with running.httpd._conn_lock:
+            serving.update(running.httpd._connections)
+    return listening, serving
+
+
 @pytest.fixture(autouse=True)
 def no_leaks():
     """After each test: no minimcp thread alive, no child process left."""
     before = _children()
     yield
     # close() joins every thread it started and reaps every child, so this
-    # checks at once, without waiting: anything still here leaked.
-    threads = _minimcp_threads()
+    # checks at once, without waiting: anything still here leaked. A shared
+    # server's connection thread ends when it reads the client's close: join it.
+    listening, serving = _shared_server_threads()
+    deadline = time.monotonic() + 5.0
+    for thread in serving:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    threads = [t for t in _minimcp_threads() if t not in listening]
     children = _children() - before
     assert not threads, f"leaked threads: {[t.name for t in threads]}"
     assert not children, f"leaked child processes: {sorted(children)}"
@@ -118,3 +192,19 @@ def oidc_provider():
     from oidc.provider import running
 
     yield from running()
+
+
+@pytest.fixture(scope="session")
+def official_sdk():
+    """The python of a throwaway venv holding the official SDK (``mcp``), made once and cached;
+    skipped, saying why, when pip cannot install it."""
+    python = os.path.join(SDK_VENV, "bin", "python")
+    check = [python, "-c", f"import importlib.metadata as m; assert m.version('mcp') == '{SDK_VERSION}'"]
+    if not os.path.exists(python) or subprocess.run(check, capture_output=True).returncode != 0:
+        made = subprocess.run([PY, "-m", "venv", SDK_VENV], capture_output=True, text=True)
+        if made.returncode == 0:
+            made = subprocess.run([python, "-m", "pip", "install", "-q", f"mcp=={SDK_VERSION}"], capture_output=True,
+                                  text=True, timeout=600)
+        if made.returncode != 0:
+            pytest.skip(f"cannot install mcp=={SDK_VERSION} into {SDK_VENV}: {made.stderr[-300:]}")
+    return python

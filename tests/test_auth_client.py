@@ -24,6 +24,8 @@ from minimcp.auth.redirect import RedirectListener
 from minimcp.auth.store import default_folder
 from minimcp.http.wsgiserver import BackgroundServer
 
+from conftest import free_port, wait_until_listening
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -343,42 +345,16 @@ def test_the_default_flow_opens_the_browser_and_takes_the_code_on_a_loopback_lis
 
 # -- interop: the official Python SDK as the protected server -----------------------------------------
 
-SDK_VENV = os.path.join(os.path.expanduser("~"), ".cache", "minimcp-tests", "mcp-sdk")
-SDK_VERSION = "2.3.0"
 SDK_SERVER = os.path.join(ROOT, "tests", "interop", "sdk_protected_server.py")
 
 
-@pytest.fixture(scope="module")
-def sdk_python():
-    """The python of a throwaway venv holding the official SDK (``mcp``), made once and cached."""
-    python = os.path.join(SDK_VENV, "bin", "python")
-    check = [python, "-c", f"import importlib.metadata as m; assert m.version('mcp') == '{SDK_VERSION}'"]
-    if not os.path.exists(python) or subprocess.run(check, capture_output=True).returncode != 0:
-        made = subprocess.run([sys.executable, "-m", "venv", SDK_VENV], capture_output=True, text=True)
-        if made.returncode == 0:
-            made = subprocess.run([python, "-m", "pip", "install", "-q", f"mcp=={SDK_VERSION}"], capture_output=True,
-                                  text=True, timeout=600)
-        if made.returncode != 0:
-            pytest.skip(f"cannot install mcp=={SDK_VERSION} into {SDK_VENV}: {made.stderr[-300:]}")
-    return python
-
-
-def test_interop_the_official_python_sdk_protected_server(sdk_python):
+def test_interop_the_official_python_sdk_protected_server(official_sdk):
     with AuthServer() as auth_server:
-        probe = socket.socket()
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-        probe.close()
-        child = subprocess.Popen([sdk_python, SDK_SERVER, str(port), auth_server.url], stdout=subprocess.DEVNULL,
+        port = free_port()
+        child = subprocess.Popen([official_sdk, SDK_SERVER, str(port), auth_server.url], stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE, text=True)
         try:
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and child.poll() is None:  # until it listens
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                    break
-                except OSError:
-                    time.sleep(0.1)
+            wait_until_listening(child, port)
             url = f"http://127.0.0.1:{port}/mcp"
             with minimcp.connect(url, auth=oauth(), timeout=30) as client:
                 assert client.call_tool("echo", {"text": "hi"}).text == "sdk says hi"
@@ -490,9 +466,6 @@ def test_connect_trace_true_traces_the_oauth_requests_too(capfd, monkeypatch):
 
 
 def test_an_unreachable_server_is_still_connection_closed_with_oauth():
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()  # nothing listens there now
+    port = free_port()  # nothing listens there now
     with pytest.raises(minimcp.ConnectionClosed, match="cannot reach the MCP server"):
         minimcp.connect(f"http://127.0.0.1:{port}/mcp", auth=OAuth(store=MemoryTokenStore()), timeout=5)

@@ -184,14 +184,15 @@ def test_a_progress_callback_only_sees_numbers(evil):
 def test_the_timeout_bounds_the_whole_handshake():
     """connect(timeout=2) to a server that never answers gives up after about 2 s, not 2 s per step."""
     server = EvilServer(silent=True)
-    client = Client(server.client_end, timeout=1.0)
+    client = Client(server.client_end, timeout=2.0)
     started = time.monotonic()
     try:
-        with pytest.raises(Timeout, match=r"the handshake got no answer in 1\.0s \(server/discover, then initialize\)"):
+        with pytest.raises(Timeout, match=r"the handshake got no answer in 2\.0s \(server/discover, then initialize\)"):
             client.initialize()  # the whole wait is named, not initialize's half of it
     finally:
         client.close()
-    assert time.monotonic() - started < 1.8  # before: the probe's 1 s, then initialize's 1 s
+    # before: the probe's 2 s, then initialize's 2 s; 1.5 s to spare for a loaded machine
+    assert time.monotonic() - started < 3.5
 
 
 # -- SSE ended by the server closing the connection ------------------------------------------

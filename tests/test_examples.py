@@ -8,7 +8,7 @@ import pytest
 
 import minimcp
 
-from conftest import EXAMPLES, PY, ROOT, example
+from conftest import EXAMPLES, PY, ROOT, example, free_port, wait_until_listening
 
 
 def run_example(name, **kwargs):
@@ -88,26 +88,14 @@ def test_readme_python_snippets_are_copied_from_examples():
 
 def test_protected_server_example_takes_tokens_from_a_real_authorization_server(oidc_provider):
     """examples/protected_server.py, run as a user would, behind oidc-provider (tests/oidc/)."""
-    import socket
-    import time
-
     import requests
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     proc = subprocess.Popen([PY, example("protected_server.py")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             env=dict(os.environ, PORT=str(port), MCP_ISSUER=oidc_provider.issuer))
     try:
-        end = time.monotonic() + 30
-        while True:  # polling a port that is not ours to signal on, bounded
-            assert proc.poll() is None and time.monotonic() < end, proc.stderr.read().decode()
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                time.sleep(0.05)
+        wait_until_listening(proc, port)
         refused = requests.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, timeout=10)
         assert refused.status_code == 401
         metadata_url = refused.headers["WWW-Authenticate"].split('resource_metadata="')[1].split('"')[0]

@@ -19,6 +19,8 @@ from test_http import ACCEPT, INIT, Raw, call, make_server
 from minimcp.http import streams
 from minimcp.http.wsgiserver import BackgroundServer
 
+from conftest import shared_server
+
 TOKENS = {"Bearer alice-token": "alice", "Bearer bob-token": "bob"}
 
 
@@ -42,8 +44,18 @@ def read_response(sock, limit=1 << 20):
     raise AssertionError("the server kept sending")
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def http():
+    """One server for the module: each test's hostile requests leave it serving the next test's."""
+    server = make_server()
+    with shared_server(server.wsgi_app(), websockets={"/ws": server}) as running:
+        yield running
+
+
+@pytest.fixture
+def own_http():
+    """A server of the test's own, for a test that opens GET streams: a stream's thread sees its
+    client gone only at its next keep-alive tick (up to 1 s), and a server's stop ends it at once."""
     server = make_server()
     with BackgroundServer(server.wsgi_app(), websockets={"/ws": server}) as running:
         yield running
@@ -188,9 +200,9 @@ def get_stream(raw, **headers):
 
 
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
-def test_the_get_stream_answers_at_once(http, version):
+def test_the_get_stream_answers_at_once(own_http, version):
     """The status line and headers go out before the first event (which may be 15 s away)."""
-    raw = Raw(http.url, version=version)
+    raw = Raw(own_http.url, version=version)
     try:
         started = time.monotonic()
         with get_stream(raw) as stream:
@@ -200,8 +212,8 @@ def test_the_get_stream_answers_at_once(http, version):
         raw.close()
 
 
-def test_a_resuming_get_answers_at_once(http):
-    raw = Raw(http.url)
+def test_a_resuming_get_answers_at_once(own_http):
+    raw = Raw(own_http.url)
     try:
         with get_stream(raw) as stream:
             priming = next(line for line in stream.iter_lines() if line.startswith(b"id: "))[4:].decode()
@@ -212,9 +224,9 @@ def test_a_resuming_get_answers_at_once(http):
 
 
 @pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
-def test_a_new_get_after_a_dropped_one_is_served(http, version):
+def test_a_new_get_after_a_dropped_one_is_served(own_http, version):
     """A client whose GET stream dropped opens another: it gets the stream, not 409 for 15-30 s."""
-    raw = Raw(http.url, version=version)
+    raw = Raw(own_http.url, version=version)
     try:
         for _ in range(3):
             with get_stream(raw) as stream:
@@ -240,8 +252,8 @@ def test_a_wake_while_the_stream_is_writing_is_not_lost(monkeypatch):
     assert not finished.is_alive() and looked == [1]
 
 
-def test_two_live_get_streams_still_conflict(http):
-    raw = Raw(http.url)
+def test_two_live_get_streams_still_conflict(own_http):
+    raw = Raw(own_http.url)
     try:
         with get_stream(raw) as first:
             assert first.status_code == 200
@@ -320,17 +332,15 @@ def test_run_http_passes_max_connections_to_the_built_in_server():
     import os
     import subprocess
 
-    from test_http import _free_port, _wait_until_listening
+    from conftest import EXAMPLES, PY, free_port, wait_until_listening
 
-    from conftest import EXAMPLES, PY
-
-    port = _free_port()
+    port = free_port()
     code = (f"import sys; sys.path.insert(0, {EXAMPLES!r}); from weather_server import server; "
             f"server.run('http', port={port}, max_connections=1)")
     proc = subprocess.Popen([PY, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             env=dict(os.environ, PYTHONPATH=os.path.dirname(EXAMPLES)))
     try:
-        _wait_until_listening(proc, port)
+        wait_until_listening(proc, port)
         for _ in range(20):  # the probe's connection may still hold the one place a moment: 503, again
             busy = requests.get(f"http://127.0.0.1:{port}/sse", headers={"Accept": "text/event-stream"},
                                 stream=True, timeout=10)

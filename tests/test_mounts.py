@@ -3,18 +3,16 @@ on werkzeug's server and under gunicorn) and Django (minimcp.http.django in a UR
 Django's own threaded server). Real frameworks, real sockets on 127.0.0.1."""
 
 import os
-import socket
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 import requests
 
 import minimcp
 
-from conftest import PY, ROOT
+from conftest import PY, ROOT, free_port, wait_until_listening
 
 SERVERS = os.path.join(ROOT, "tests", "servers")
 sys.path.insert(0, SERVERS)
@@ -69,27 +67,13 @@ def test_a_wrong_url_says_the_url_and_the_status(flask_site):
     assert "SSE GET" not in message
 
 
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_flask_site_under_gunicorn():
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([PY, "-m", "gunicorn", "-k", "gthread", "-w", "1", "--threads", "4",
                              "-b", f"127.0.0.1:{port}", "flask_app:site"], cwd=SERVERS,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        end = time.monotonic() + 30
-        while True:  # bounded polling of a port that is not ours to signal on
-            assert proc.poll() is None, proc.stderr.read().decode()
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                assert time.monotonic() < end, "gunicorn did not start listening"
-                time.sleep(0.05)
+        wait_until_listening(proc, port)
         check_mcp(f"http://127.0.0.1:{port}/mcp")
         check_mcp(f"http://127.0.0.1:{port}/tools")
     finally:

@@ -15,7 +15,6 @@ import json
 import os
 import secrets
 import subprocess
-import sys
 import time
 from urllib.parse import urlencode
 
@@ -271,24 +270,7 @@ def test_introspection_takes_an_active_token_and_refuses_the_rest(oidc_provider)
 
 # -- interop: the official Python SDK's client ------------------------------------------------------
 
-SDK_VENV = os.path.join(os.path.expanduser("~"), ".cache", "minimcp-tests", "mcp-sdk")
-SDK_VERSION = "2.3.0"
 OFFICIAL_CLIENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "interop", "official_oauth_client.py")
-
-
-@pytest.fixture(scope="module")
-def official_sdk():
-    """The python of a throwaway venv holding the official SDK (``mcp``), made once, cached."""
-    python = os.path.join(SDK_VENV, "bin", "python")
-    check = [python, "-c", f"import importlib.metadata as m; assert m.version('mcp') == '{SDK_VERSION}'"]
-    if not os.path.exists(python) or subprocess.run(check, capture_output=True).returncode != 0:
-        made = subprocess.run([sys.executable, "-m", "venv", SDK_VENV], capture_output=True, text=True)
-        if made.returncode == 0:
-            made = subprocess.run([python, "-m", "pip", "install", "-q", f"mcp=={SDK_VERSION}"], capture_output=True,
-                                  text=True, timeout=600)
-        if made.returncode != 0:
-            pytest.skip(f"cannot install mcp=={SDK_VERSION} into {SDK_VENV}: {made.stderr[-300:]}")
-    return python
 
 
 def run_official(python, *args):

@@ -19,7 +19,7 @@ import pytest
 
 import minimcp
 
-from conftest import PY, ROOT
+from conftest import PY, ROOT, free_port, wait_until_listening
 
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
 DEPLOY = os.path.join(ROOT, "examples", "deploy")
@@ -28,31 +28,12 @@ pytestmark = pytest.mark.skipif(NGINX is None and not os.environ.get("CI"),
                                 reason="nginx is not installed (apt-get install nginx-light)")
 
 
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _wait_until_listening(proc, port, seconds=20):
-    """Bounded polling of a port another process opens (it has no way to signal us)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, f"exited with {proc.returncode}"
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise AssertionError(f"nothing listens on {port}")
-
-
 class Deployment:
     """examples/deploy/nginx.conf (ports rewritten) in front of gunicorn.conf.py."""
 
     def __init__(self, tmp_path, app, workers, graceful=5):
         assert NGINX is not None, "nginx is not installed: .ci/run installs it (apt-get install nginx-light)"
-        self.port, self.upstream = _free_port(), _free_port()
+        self.port, self.upstream = free_port(), free_port()
         conf = open(os.path.join(DEPLOY, "nginx.conf")).read()
         assert "server 127.0.0.1:8000;" in conf and "listen 127.0.0.1:8080;" in conf
         conf = conf.replace("server 127.0.0.1:8000;", f"server 127.0.0.1:{self.upstream};")
@@ -72,8 +53,8 @@ class Deployment:
         self.nginx = subprocess.Popen([NGINX, "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
-            _wait_until_listening(self.gunicorn, self.upstream)
-            _wait_until_listening(self.nginx, self.port)
+            wait_until_listening(self.gunicorn, self.upstream)
+            wait_until_listening(self.nginx, self.port)
         except BaseException:
             self.close()
             raise

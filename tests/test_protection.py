@@ -28,6 +28,8 @@ from minimcp.server.protection import InvalidToken, Principal, ProtectedResource
 from minimcp.server.verifiers import IntrospectionVerifier, JWTVerifier
 from minimcp.transports.memory import pair
 
+from conftest import free_port
+
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 ISSUER = "https://auth.example.com"
 
@@ -92,23 +94,33 @@ def jwks_server(keys):
 
 @contextlib.contextmanager
 def silent_port():
-    """A port that accepts connections (the kernel's backlog) and never answers."""
+    """A port that accepts connections (the kernel's backlog) and never answers: (its URL, the
+    listening socket, to count the connections made with ``connections_made``)."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(8)
     try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}", listener
     finally:
         listener.close()
 
 
+def connections_made(listener: socket.socket) -> int:
+    """The connections queued at ``listener`` since the last look (taken off the queue and closed)."""
+    listener.setblocking(False)
+    made = 0
+    while True:
+        try:
+            conn, _ = listener.accept()
+        except BlockingIOError:
+            return made
+        conn.close()
+        made += 1
+
+
 def closed_port() -> str:
     """A URL on a port nothing listens on (connection refused)."""
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return f"http://127.0.0.1:{port}"
+    return f"http://127.0.0.1:{free_port()}"
 
 
 def scoped_server() -> Server:
@@ -189,7 +201,7 @@ def test_malformed_authorization_headers_get_a_clear_answer_and_the_server_lives
 def test_a_jwks_endpoint_that_never_answers_is_a_503_after_the_timeout_not_a_hang(caplog):
     keys = Keys()
     kid = keys.add("k1")
-    with silent_port() as base, serve(protect(lambda url: JWTVerifier(ISSUER, url, jwks_uri=base + "/jwks",
+    with silent_port() as (base, listener), serve(protect(lambda url: JWTVerifier(ISSUER, url, jwks_uri=base + "/jwks",
                                                                       timeout=0.5))) as url:
         caplog.set_level(logging.WARNING, logger="minimcp")
         token = keys.token(kid, url)
@@ -200,14 +212,16 @@ def test_a_jwks_endpoint_that_never_answers_is_a_503_after_the_timeout_not_a_han
         assert "did not answer within 0.5s" in response.json()["error"]["message"]
         assert took < 5, took
         assert any("cannot fetch the signing keys" in r.getMessage() for r in caplog.records)
-        started = time.monotonic()  # while it is down, the next request is answered at once
+        assert connections_made(listener) >= 1
+        # While it is down, the next request is answered at once, from the failure remembered:
+        # no new connection to the silent port (a fetch could not take less than its 0.5 s).
         assert post(url, f"Bearer {token}").status_code == 503
-        assert time.monotonic() - started < 0.4
+        assert connections_made(listener) == 0
 
 
 def test_an_introspection_endpoint_down_or_silent_is_a_503(caplog):
     caplog.set_level(logging.WARNING, logger="minimcp")
-    with silent_port() as silent:
+    with silent_port() as (silent, _):
         for endpoint, says in ((closed_port() + "/introspect", "failed"),
                                (silent + "/introspect", "did not answer within 0.5s")):
             with serve(protect(lambda url: IntrospectionVerifier(endpoint, "rs", "secret", audience=url,  # noqa: B023

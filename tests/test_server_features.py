@@ -11,7 +11,7 @@ import minimcp
 from minimcp import Audio, CapabilityError, Context, ResourceLink, Server
 from minimcp.http.wsgiserver import BackgroundServer
 
-from conftest import PY, RawServer, example
+from conftest import PY, RawServer, example, shared_server
 
 KB = example("knowledge_base.py")
 
@@ -24,22 +24,38 @@ def fresh_knowledge_base():
     return module
 
 
+@pytest.fixture(scope="module")
+def shared_kb():
+    """One in-process knowledge base (Streamable HTTP, HTTP+SSE and WebSocket) for the tests that
+    leave its documents as they are; each test's clients are sessions of their own."""
+    server = fresh_knowledge_base().server
+    with shared_server(server.wsgi_app(), websockets={"/ws": server}) as running:
+        yield running
+
+
 @pytest.fixture(params=["stdio-2025", "stdio-2026", "http-2025", "http-2026", "sse-2025",
                         "websocket-2025", "websocket-2026"])
 def kb(request):
     """Connect to the knowledge base over each transport, in each era: a stdio child, or an
     in-process HTTP server (Streamable HTTP, the 2024-11-05 HTTP+SSE endpoints, WebSocket),
-    with the handshake (2025-11-25) or the stateless protocol (2026-07-28)."""
+    with the handshake (2025-11-25) or the stateless protocol (2026-07-28).
+
+    ``kb(fresh=True)`` is a knowledge base of the test's own, for a test that changes documents."""
     transport, era = request.param.split("-")
     protocol = "2025-11-25" if era == "2025" else "2026-07-28"
     running = []
 
-    def connect(**handlers):
-        if transport == "stdio":
+    def connect(fresh=False, **handlers):
+        if transport == "stdio":  # a new child process each time: always fresh
             return minimcp.connect([PY, KB], timeout=20, protocol=protocol, **handlers)
-        server = fresh_knowledge_base().server
-        http = BackgroundServer(server.wsgi_app(), websockets={"/ws": server}).start()
-        running.append(http)
+        # An HTTP+SSE stream's thread sees its client gone only at its next keep-alive tick, up
+        # to 1 s after the client closed it; stopping a server of its own ends it at once (0.5 s).
+        if fresh or transport == "sse":
+            server = fresh_knowledge_base().server
+            http = BackgroundServer(server.wsgi_app(), websockets={"/ws": server}).start()
+            running.append(http)
+        else:
+            http = request.getfixturevalue("shared_kb")
         url = {"http": http.url + "/mcp", "sse": http.url + "/sse",
                "websocket": http.url.replace("http://", "ws://") + "/ws"}[transport]
         return minimcp.connect(url, timeout=20, protocol=protocol, **handlers)
@@ -243,7 +259,7 @@ def test_unknown_resources_are_32002(uri, kb):
 def test_subscriptions_reach_only_subscribed_clients(kb):
     updated, other = [], []
     done = threading.Event()
-    with kb(on_resource_updated=lambda uri: (updated.append(uri), done.set())) as client:
+    with kb(fresh=True, on_resource_updated=lambda uri: (updated.append(uri), done.set())) as client:
         client.subscribe_resource("kb://docs/mcp")
         client.call_tool("update", {"doc_id": "queues", "text": "# Queues\nnot subscribed"})
         client.call_tool("update", {"doc_id": "mcp", "text": "# MCP\nnew text"})

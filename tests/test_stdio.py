@@ -195,7 +195,7 @@ def test_server_killed_mid_call_fails_every_caller_fast():
         started = time.monotonic()
         with pytest.raises(minimcp.ConnectionClosed) as info:
             client.call_tool("crash", {"code": 3})
-        assert time.monotonic() - started < 1.5
+        assert time.monotonic() - started < 10  # not the calls' 60 s timeout (a loaded machine is slow, not 60 s)
         for t in waiters:
             t.join(5)
         failures = [errors.get(timeout=1) for _ in waiters]

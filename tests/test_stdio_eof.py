@@ -185,7 +185,8 @@ def test_an_open_listen_request_does_not_hold_up_the_exit(stuck_server):
     code, out, err = server.finish()
     took = time.monotonic() - closed
     assert code == 0 and "Traceback" not in err
-    assert took < 1.5, f"exit took {took:.2f}s: the listen request waited out the 2 s grace"
+    # the grace alone is 2 s; an exit that skips it takes ~0.2 s, so 1.9 s is room for a loaded machine
+    assert took < 1.9, f"exit took {took:.2f}s: the listen request waited out the 2 s grace"
 
 
 # -- item 4: SIGTERM and Ctrl-C -------------------------------------------------------

@@ -1,14 +1,12 @@
 """What a person sees on stderr: where ``server.run("http")`` serves, the client's warnings in
 the ``minimcp`` command (a server's stray stdout), and everything with ``--trace``."""
 
-import socket
 import subprocess
-import time
 
 import minimcp
 from minimcp.http.wsgiserver import BackgroundServer
 
-from conftest import PY, example
+from conftest import PY, example, free_port, wait_until_listening
 
 BANNER_SERVER = f"""
 print("Welcome to the weather server!")   # a banner on stdout: not JSON-RPC
@@ -51,22 +49,12 @@ def test_trace_shows_everything_the_client_logs():
 
 
 def test_run_http_quiet_says_nothing():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     proc = subprocess.Popen([PY, "-m", "minimcp", "run", example("weather_server.py"), "--transport", "http",
                              "--port", str(port), "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     try:
-        end = time.monotonic() + 30
-        while True:  # bounded polling of a port that is not ours to signal on
-            assert proc.poll() is None
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                assert time.monotonic() < end, "the server did not start listening"
-                time.sleep(0.05)
+        wait_until_listening(proc, port)
         with minimcp.connect(f"http://127.0.0.1:{port}/mcp") as client:
             assert client.server_info["name"] == "weather"
     finally:

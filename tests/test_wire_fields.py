@@ -14,10 +14,11 @@ import requests
 
 from minimcp import Server
 from minimcp.errors import RPCError
-from minimcp.http.wsgiserver import BackgroundServer
 from minimcp.protocol import jsonrpc
 from minimcp.session import Session
 from minimcp.transports import memory
+
+from conftest import shared_server
 
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -147,6 +148,7 @@ class HTTPPeer:
         return None, body["result"]
 
     def close(self) -> None:
+        self.http.delete(self.url, headers=self.headers, timeout=10)  # end the session, as a client does
         self.http.close()
 
 
@@ -155,17 +157,21 @@ def _last_event(text):
     return json.loads(data[-1])
 
 
+@pytest.fixture(scope="module")
+def http_server():
+    """One server for the module: each test's peer is a session of its own, and only reads."""
+    with shared_server(make_server().wsgi_app()) as running:
+        yield running
+
+
 @pytest.fixture(params=["memory", "http"])
 def peer(request):
     if request.param == "memory":
         made = MemoryPeer()
-        yield made
-        made.close()
-        return
-    with BackgroundServer(make_server().wsgi_app()) as running:
-        made = HTTPPeer(running.url + "/mcp")
-        yield made
-        made.close()
+    else:
+        made = HTTPPeer(request.getfixturevalue("http_server").url + "/mcp")
+    yield made
+    made.close()
 
 
 def still_serves(peer):
