@@ -304,6 +304,16 @@ def test_timeout_cancels_the_call_over_http(http):
         assert client.call_tool("echo", {"text": "alive"}).text == "alive"
 
 
+def test_stop_ends_the_accept_loop_at_once_whatever_its_poll_interval():
+    """socketserver's loop looks for a shutdown every poll_interval; ours is woken by stop()."""
+    from minimcp.threads import start_thread
+    running = BackgroundServer(lambda environ, start_response: [])
+    loop = start_thread(lambda: running.httpd.serve_forever(poll_interval=60), "http-accept")
+    running.httpd.stop()
+    loop.join(10)  # socketserver's own loop would still be in its 60 s wait
+    assert not loop.is_alive()
+
+
 def test_a_restarted_server_means_a_new_session_transparently():
     port = BackgroundServer(lambda e, s: []).httpd.server_address[1]  # reserve a free port number
     first = BackgroundServer(make_server().wsgi_app(), port=port).start()

@@ -18,6 +18,7 @@ answer instead of a reset.
 For production, run the same WSGI app under gunicorn or waitress instead.
 """
 
+import selectors
 import signal
 import socket
 import socketserver
@@ -265,7 +266,53 @@ class WSGIServer(socketserver.ThreadingMixIn, HTTPServer):
         self._closed_idle: Set[Any] = set()  # idle connections closed at the cap, their threads still ending
         self._refused: Set[Any] = set()  # connections past the cap, being answered 503
         self._conn_lock = threading.Lock()
+        # stop() writes a byte here to end the accept loop's wait at once (socketserver's own loop
+        # looks for a shutdown request only every poll_interval: half a second per stop).
+        self._wake_read, self._wake_write = socket.socketpair()
+        self._loop_ended = threading.Event()
+        self._loop_ended.set()  # (no loop runs yet)
         super().__init__(address, _Handler)
+
+    def serve_forever(self, poll_interval: float = 0.5) -> None:
+        """Accept connections until :meth:`shutdown` (or :meth:`stop`); ``poll_interval`` is
+        unused: the loop sleeps until a connection comes or it is told to stop."""
+        self._loop_ended.clear()
+        try:
+            with selectors.DefaultSelector() as selector:
+                selector.register(self.socket, selectors.EVENT_READ)
+                selector.register(self._wake_read, selectors.EVENT_READ)
+                while not self.stopping.is_set():
+                    for key, _ in selector.select():
+                        if key.fileobj is self.socket and not self.stopping.is_set():
+                            self._accept()
+        finally:
+            self._loop_ended.set()
+
+    def _accept(self) -> None:
+        try:
+            request, client_address = self.get_request()
+        except OSError:
+            return  # the client reset before it was accepted
+        try:
+            self.process_request(request, client_address)
+        except Exception:
+            self.handle_error(request, client_address)
+            self.shutdown_request(request)
+
+    def shutdown(self) -> None:
+        """Stop the accept loop and wait for it to end (connections already served go on)."""
+        self.stopping.set()
+        try:
+            self._wake_write.send(b"x")
+        except OSError:
+            pass  # closed already: the loop has ended
+        self._loop_ended.wait()
+
+    def server_close(self) -> None:
+        """Close the listening socket (and the loop's wake-up pair)."""
+        super().server_close()
+        self._wake_read.close()
+        self._wake_write.close()
 
     def process_request(self, request: Any, client_address: Any) -> None:
         """Serve one connection on its own thread (named, and tracked for stop()), within the cap."""
@@ -332,7 +379,6 @@ class WSGIServer(socketserver.ThreadingMixIn, HTTPServer):
 
         Must not be called from the thread running ``serve_forever()``.
         """
-        self.stopping.set()
         self.shutdown()
         close = getattr(self.app, "close", None)
         if close is not None:
