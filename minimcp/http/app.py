@@ -42,6 +42,7 @@ from ..protocol.jsonrpc import Malformed, Request
 from ..protocol.stateless import RequestMeta, modern_version
 from ..protocol.versions import HTTP_DEFAULT_VERSION, LEGACY_VERSIONS, MODERN_VERSION, knows
 from ..server.connection import ServerConnection
+from ..server.methods import answer_at_once, needs_no_session, runs_inline
 from ..server.protection import WELL_KNOWN, ProtectedResource, check_request_scopes
 from ..threads import WorkerPool
 from .headers import check_headers
@@ -192,7 +193,7 @@ class MCPApp:
         transport: HTTPSessionTransport = connection.session.transport
         stream = transport.open_stream(requests)
         for message in messages:
-            connection.session.receive(message, inline=self._inline(message))
+            connection.session.receive(message, inline=runs_inline(self.server, message))
         extra = []
         if new_session is not None:
             if connection.protocol_version is None:  # initialize failed: no session after all
@@ -215,35 +216,21 @@ class MCPApp:
         if type(message) is Request:
             check_request_scopes(self, [message], principal)
             try:
-                RequestMeta(message.params or {})
+                meta = RequestMeta(message.params or {})
             except RPCError as exc:  # -32602 / -32022: bad or missing _meta
                 return error(start_response, 400, exc.code, exc.message, request_id=request_id,
                              data=exc.data)
+            if needs_no_session(self.server, message, meta):  # nothing to stream, nothing to cancel
+                body = answer_at_once(self.server, message, principal)
+                return reply(start_response, modern_status(body), body)
         connection = self._new_connection(principal, session=False)
         if type(message) is not Request:
             connection.session.receive(message)
             connection.session.close()
             return reply(start_response, 202)
         stream = connection.session.transport.open_stream({message.id})
-        connection.session.receive(message, inline=self._inline(message))
+        connection.session.receive(message, inline=runs_inline(self.server, message))
         return self._answer(stream, connection, False, [], start_response, modern_request=message.id)
-
-    #: Methods whose handlers are minimcp's own quick code (no user code that could wait).
-    _QUICK = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list",
-                        "server/discover", "ping", "logging/setLevel"})
-
-    def _inline(self, message: Any) -> bool:
-        """Run this request on the HTTP thread? Yes when its handler cannot wait on the client or
-        be cancelled: our list methods, and tools with no ``ctx`` (they can ask the client nothing
-        and cannot see a cancel). It saves the hand-off to a worker, the largest per-request cost
-        (benchmarks/http.py); anything with a ``ctx`` keeps the worker, so its messages stream."""
-        method = getattr(message, "method", None)
-        if method in self._QUICK:
-            return True
-        if method == "tools/call":
-            tool = self.server.get_tool((message.params or {}).get("name") or "")
-            return tool is not None and tool.can_run_inline
-        return False
 
     def _connection_for(self, messages: list, headers: Dict[str, str], principal: Any) -> tuple:
         """The connection a POST belongs to, and the new session id if it starts one."""

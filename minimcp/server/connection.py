@@ -47,7 +47,7 @@ class ServerConnection:
 
     def __init__(self, server: Server, transport: Any, handlers: Dict[str, Callable[[dict, Context], Any]], *,
                  trace: bool = False, workers: Any = None, principal: Any = None,
-                 close_on_eof: bool = False) -> None:
+                 close_on_eof: bool = False, session: Any = None) -> None:
         self.server = server
         #: Who the client authenticated as (HTTP with an ``auth`` hook), else None.
         self.principal = principal
@@ -59,12 +59,14 @@ class ServerConnection:
         #: Resource URIs this client subscribed to (``resources/subscribe``).
         self.subscriptions: set = set()
         self._lock = threading.Lock()
-        # initialize runs on the reader, so a request pipelined right behind it sees the version.
-        self.session = Session(transport, handlers, {"notifications/roots/list_changed": self._roots_changed},
-                               owner=self, context_class=Context, max_workers=server.max_workers,
-                               timeout=server.timeout, trace=trace, name=f"server {server.name}",
-                               workers=workers, close_on_eof=close_on_eof, inline_methods=("initialize",),
-                               batches=self.allows_batches)
+        if session is None:  # (given: the stand-in of a request answered at once, methods.answer_at_once)
+            # initialize runs on the reader, so a request pipelined right behind it sees the version.
+            session = Session(transport, handlers, {"notifications/roots/list_changed": self._roots_changed},
+                              owner=self, context_class=Context, max_workers=server.max_workers,
+                              timeout=server.timeout, trace=trace, name=f"server {server.name}",
+                              workers=workers, close_on_eof=close_on_eof, inline_methods=("initialize",),
+                              batches=self.allows_batches)
+        self.session: Session = session
 
     def handlers(self) -> Dict[str, Callable]:
         """Every MCP request this connection answers: ``method -> handler(params, ctx)``

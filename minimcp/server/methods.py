@@ -21,15 +21,23 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
-    from typing import Any, Callable, Dict, Tuple
+    from typing import Any, Callable, Dict, Optional, Tuple
+
+    from ..protocol.stateless import RequestMeta
+    from .server import Server
 
 from ..errors import RPCError
-from ..protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
+from ..logs import get_logger
+from ..protocol import jsonrpc
+from ..protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, ErrorResponse, Request
 from ..protocol.stateless import VERSION_KEY
 from ..protocol.versions import MODERN_VERSION
+from ..session import handle, not_json
 from . import stateless
 from .connection import ServerConnection
 from .context import Context
+
+log = get_logger(__name__)
 
 HANDSHAKE, STATELESS, BOTH = "handshake", "stateless", "both"
 
@@ -133,3 +141,73 @@ def check_meta(meta: Any) -> None:
 #: connections (each handler finds its connection as ``ctx.session.owner``).
 HANDLERS: Dict[str, Callable[[dict, Context], Any]] = {
     method: guarded(method, answer, era) for method, (answer, era) in METHODS.items()}
+
+
+# -- which requests run on the thread that read them, and which need no session at all ---------
+
+#: Methods whose handlers are minimcp's own quick code (no user code that could wait).
+QUICK = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list",
+                   "server/discover", "ping", "logging/setLevel"})
+
+
+def runs_inline(server: Server, message: Any) -> bool:
+    """Run this request on the thread that read it (an HTTP server's)? Yes when its handler cannot
+    wait on the client or be cancelled: our quick methods, and tools with no ``ctx`` (they can ask
+    the client nothing and cannot see a cancel). It saves the hand-off to a worker, the largest
+    per-request cost (benchmarks/http.py); anything with a ``ctx`` keeps the worker, so it streams."""
+    method = getattr(message, "method", None)
+    if method in QUICK:
+        return True
+    if method == "tools/call":
+        tool = server.get_tool((message.params or {}).get("name") or "")
+        return tool is not None and tool.can_run_inline
+    return False
+
+
+def needs_no_session(server: Server, request: Request, meta: RequestMeta) -> bool:
+    """Can this 2026-07-28 request be answered at once, with no Session (:func:`answer_at_once`)?
+    When it runs inline, asks for no log messages, and is no task (a task outlives its request):
+    then nothing can be sent before its answer and nothing can cancel it. Not under ``trace``
+    (the session prints every message)."""
+    if meta.log_level is not None or server.trace or not runs_inline(server, request):
+        return False
+    tool = server.get_tool((request.params or {}).get("name") or "") if request.method == "tools/call" else None
+    return tool is None or tool.task is None
+
+
+class OneRequest:
+    """The session of a 2026-07-28 request answered at once (:func:`answer_at_once`): the few
+    parts of a :class:`~minimcp.session.Session` its handler reaches (``owner``, ``closed``,
+    ``notify``), without the reader, the request tables, the streams or a close."""
+
+    closed = False
+
+    def __init__(self, server: Server, principal: Any) -> None:
+        self.owner = ServerConnection(server, None, HANDLERS, principal=principal, session=self)
+
+    def notify(self, method: str, params: Optional[dict] = None, related_to: Any = None) -> None:
+        """Drop it: such a request asked for nothing to be sent before its answer (see
+        :func:`needs_no_session`)."""
+        log.debug("%s dropped: a request answered at once carries no notifications", method)
+
+
+def answer_at_once(server: Server, request: Request, principal: Any) -> bytes:
+    """Answer a 2026-07-28 request on this thread with no Session: its encoded response, what
+    ``Session.run`` would send. Only for a request :func:`needs_no_session` accepts.
+
+    A stateless request pays for no session it would not use: the Session and its tables,
+    the transport, the response stream, the close (~40% of a stateless ``tools/call``'s
+    instructions on the server, benchmarks/instructions_http.py).
+    """
+    session = OneRequest(server, principal)
+    handler = HANDLERS.get(request.method)
+    if handler is None:
+        reply: Any = ErrorResponse(request.id, METHOD_NOT_FOUND, f"Method not found: {request.method}")
+        return jsonrpc.encode(reply)
+    ctx = Context(session, request, handler)
+    name = f"server {server.name}"
+    reply = handle(ctx, name)
+    try:
+        return jsonrpc.encode(reply)
+    except (TypeError, ValueError) as exc:  # the result is not JSON
+        return jsonrpc.encode(not_json(ctx, exc, name))
