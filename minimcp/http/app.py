@@ -340,8 +340,11 @@ class MCPApp:
     def _modern_sse_body(self, stream: OutStream, start: str, connection: ServerConnection,
                          request_id: Any) -> Iterable[bytes]:
         # 2026-07-28: no event ids or resumption; a client that closes the stream
-        # cancels the request, noticed at the next write (a keepalive each second).
+        # cancels the request, noticed at the next write (a keepalive each second). The comment
+        # first sends the headers now (PEP 3333: with the first bytes), so the client holds a
+        # stream it can close from the start, not only after the first keepalive.
         try:
+            yield OPENING
             for chunk in stream.events(after=start, keepalive=1.0):
                 if chunk.startswith(b"id: "):
                     chunk = chunk.split(b"\n", 1)[1]

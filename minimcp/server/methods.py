@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # annotations only: a stdio server starts without importing t
 from ..errors import RPCError
 from ..logs import get_logger
 from ..protocol import jsonrpc
-from ..protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, ErrorResponse, Request
+from ..protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, Request
 from ..protocol.stateless import VERSION_KEY
 from ..protocol.versions import MODERN_VERSION
 from ..session import handle, not_json
@@ -199,12 +199,7 @@ def answer_at_once(server: Server, request: Request, principal: Any) -> bytes:
     the transport, the response stream, the close (~40% of a stateless ``tools/call``'s
     instructions on the server, benchmarks/instructions_http.py).
     """
-    session = OneRequest(server, principal)
-    handler = HANDLERS.get(request.method)
-    if handler is None:
-        reply: Any = ErrorResponse(request.id, METHOD_NOT_FOUND, f"Method not found: {request.method}")
-        return jsonrpc.encode(reply)
-    ctx = Context(session, request, handler)
+    ctx = Context(OneRequest(server, principal), request, HANDLERS[request.method])  # (inline: a known method)
     name = f"server {server.name}"
     reply = handle(ctx, name)
     try:
