@@ -10,6 +10,7 @@
 
 import json
 import logging
+import socket
 import subprocess
 import threading
 
@@ -255,3 +256,28 @@ def test_a_stateless_request_with_a_ctx_is_still_cancellable():
                 pass
             assert cancelled.wait(10)  # the client closed the stream: the handler saw the cancel
             assert client.call_tool("echo", {"text": "after"}).text == "after"
+
+
+def test_the_built_in_server_reads_each_header_once_and_as_before():
+    """wsgiserver's one pass over the parsed headers: repeated ones joined with a comma, the first
+    Content-Type and Content-Length are the ones, and neither appears as an HTTP_ variable."""
+    seen = {}
+
+    def app(environ, start_response):
+        seen.update({k: v for k, v in environ.items() if k.startswith(("HTTP_", "CONTENT_"))})
+        body = environ["wsgi.input"].read(int(environ["CONTENT_LENGTH"] or 0))
+        start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", str(len(body)))])
+        return [body]
+
+    with BackgroundServer(app) as running:
+        with socket.create_connection(running.httpd.server_address[:2], timeout=10) as sock:
+            sock.sendall(b"POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Tag: one\r\nContent-Type: text/a\r\n"
+                         b"x-tag: two\r\nContent-Type: text/b\r\nContent-Length: 2\r\nMcp-Name: \xe9t\xe9\r\n\r\nok")
+            reply = b""
+            while not reply.endswith(b"ok"):  # bounded: the server answers once, then the timeout
+                chunk = sock.recv(4096)
+                assert chunk, reply
+                reply += chunk
+    assert seen["HTTP_X_TAG"] == "one,two" and seen["CONTENT_TYPE"] == "text/a" and seen["CONTENT_LENGTH"] == "2"
+    assert seen["HTTP_MCP_NAME"] == "\xe9t\xe9"  # latin-1, as headers.items() gave it
+    assert "HTTP_CONTENT_TYPE" not in seen and "HTTP_CONTENT_LENGTH" not in seen and seen["HTTP_HOST"] == "127.0.0.1"
