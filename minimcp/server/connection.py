@@ -154,7 +154,8 @@ class ServerConnection:
         elif too_deep(arguments, MAX_DEPTH):
             raise RPCError(INVALID_PARAMS, f'Invalid params: tools/call "arguments" are nested deeper than '
                                            f'{MAX_DEPTH} levels')
-        require_scopes(tool.scopes, ctx.principal, f"tool {name!r}")  # (HTTP refused it earlier: a 403)
+        if tool.scopes:  # (HTTP refused it earlier: a 403) the message is made only when it may be needed
+            require_scopes(tool.scopes, ctx.principal, f"tool {name!r}")
         with self.server.log_bridge.handling(ctx):
             return tool.call(arguments, ctx, ctx.protocol_version or PROTOCOL_VERSION)
 
