@@ -195,7 +195,7 @@ def test_only_requests_that_can_neither_stream_nor_be_cancelled_skip_the_session
     server = stateless_server(threading.Event())
 
     def at_once(message: Request) -> bool:
-        return needs_no_session(server, message, RequestMeta(message.params))
+        return needs_no_session(server, message, RequestMeta(message.params).log_level)
 
     with_logs = dict(META, **{"io.modelcontextprotocol/logLevel": "info"})
     assert at_once(Request(1, "tools/call", call("echo", {"text": "a"})["params"]))
@@ -205,6 +205,8 @@ def test_only_requests_that_can_neither_stream_nor_be_cancelled_skip_the_session
     assert not at_once(Request(1, "tools/call", call("as_task", {"text": "a"})["params"]))  # outlives the request
     assert not at_once(Request(1, "tools/call", call("nope", {})["params"]))  # the session's -32602
     assert not at_once(Request(1, "resources/read", {"uri": "x://y", "_meta": META}))  # user code may wait
+    assert needs_no_session(server, Request(1, "tools/call", {"name": "echo", "arguments": {}}), None)
+    assert not needs_no_session(server, Request(1, "tools/call", {"name": "echo", "arguments": {}}), "info")
     server.trace = True  # the session prints every message
     assert not at_once(Request(1, "tools/call", call("echo", {"text": "a"})["params"]))
 
@@ -281,3 +283,42 @@ def test_the_built_in_server_reads_each_header_once_and_as_before():
     assert seen["HTTP_X_TAG"] == "one,two" and seen["CONTENT_TYPE"] == "text/a" and seen["CONTENT_LENGTH"] == "2"
     assert seen["HTTP_MCP_NAME"] == "\xe9t\xe9"  # latin-1, as headers.items() gave it
     assert "HTTP_CONTENT_TYPE" not in seen and "HTTP_CONTENT_LENGTH" not in seen and seen["HTTP_HOST"] == "127.0.0.1"
+
+
+def legacy_post(url: str, body: dict, version: str = "2025-11-25") -> requests.Response:
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    if version:
+        headers["MCP-Protocol-Version"] = version
+    return requests.post(url + "/mcp", data=json.dumps(body), headers=headers, timeout=10)
+
+
+def test_a_stateless_app_answers_a_handshake_era_request_at_once_as_before():
+    server = stateless_server(threading.Event())
+    with BackgroundServer(server.wsgi_app(stateless=True)) as running:
+        ok = legacy_post(running.url, {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                                       "params": {"name": "echo", "arguments": {"text": "hi"}}})
+        assert ok.status_code == 200 and "Mcp-Session-Id" not in ok.headers
+        assert ok.json() == {"jsonrpc": "2.0", "id": 4, "result": {
+            "content": [{"type": "text", "text": "hi"}], "isError": False}}  # no resultType: not 2026-07-28
+        listed = legacy_post(running.url, {"jsonrpc": "2.0", "id": 5, "method": "tools/list"}, version="")
+        assert "echo" in [tool["name"] for tool in listed.json()["result"]["tools"]]  # (no header: 2025-03-26)
+        ping = legacy_post(running.url, {"jsonrpc": "2.0", "id": 6, "method": "ping"}).json()
+        assert ping == {"jsonrpc": "2.0", "id": 6, "result": {}}
+        bad = legacy_post(running.url, {"jsonrpc": "2.0", "id": 7, "method": "tools/list"}, version="1999-01-01")
+        assert bad.status_code == 400 and "unsupported MCP-Protocol-Version" in bad.text
+        refused = legacy_post(running.url, {"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": {"cursor": 5}})
+        assert refused.status_code == 200 and refused.json()["error"]["code"] == -32602
+        with minimcp.connect(running.url + "/mcp", protocol="2025-11-25") as client:  # the handshake still works
+            assert client.call_tool("echo", {"text": "via client"}).text == "via client"
+
+
+def test_a_stateless_app_with_a_default_log_level_still_streams_the_logs():
+    server = stateless_server(threading.Event())
+    server.log_level = "info"  # every client gets info and above: the request needs its stream
+    with BackgroundServer(server.wsgi_app(stateless=True)) as running:
+        loud = legacy_post(running.url, {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                         "params": {"name": "chatty", "arguments": {"text": "y"}}})
+        assert loud.headers["Content-Type"].startswith("text/event-stream")
+        events = [json.loads(line[5:]) for line in loud.text.splitlines() if line.startswith("data:") and line[5:].strip()]
+        assert events[0]["method"] == "notifications/message" and "about y" in events[0]["params"]["data"]
+        assert events[-1]["result"]["content"][0]["text"] == "y"

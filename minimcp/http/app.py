@@ -180,6 +180,10 @@ class MCPApp:
             # spec 2025-03-26 basic/lifecycle: initialize MUST NOT be part of a batch (refused before
             # a session is opened for it, which nobody could then use)
             raise HTTPError(400, "Invalid Request: initialize cannot be part of a JSON-RPC batch")
+        if (self.stateless and type(parsed) is Request and parsed.method != "initialize"
+                and needs_no_session(self.server, parsed, self.server.log_level)):  # as for 2026-07-28
+            version = self._legacy_version(headers) or HTTP_DEFAULT_VERSION  # (no header: 2025-03-26)
+            return reply(start_response, 200, answer_at_once(self.server, parsed, principal, version))
         connection, new_session = self._connection_for(messages, headers, principal)
         if type(parsed) is list and not connection.allows_batches():
             self._end_if_stateless(connection)
@@ -220,7 +224,7 @@ class MCPApp:
             except RPCError as exc:  # -32602 / -32022: bad or missing _meta
                 return error(start_response, 400, exc.code, exc.message, request_id=request_id,
                              data=exc.data)
-            if needs_no_session(self.server, message, meta):  # nothing to stream, nothing to cancel
+            if needs_no_session(self.server, message, meta.log_level):  # nothing to stream or cancel
                 body = answer_at_once(self.server, message, principal)
                 return reply(start_response, modern_status(body), body)
         connection = self._new_connection(principal, session=False)
@@ -235,10 +239,7 @@ class MCPApp:
     def _connection_for(self, messages: list, headers: Dict[str, str], principal: Any) -> tuple:
         """The connection a POST belongs to, and the new session id if it starts one."""
         initializing = any(type(m) is Request and m.method == "initialize" for m in messages)
-        version = headers.get("mcp-protocol-version")
-        if version is not None and version not in LEGACY_VERSIONS:
-            raise HTTPError(400, f"Bad Request: unsupported MCP-Protocol-Version {version!r}; "
-                            f"supported: {', '.join(LEGACY_VERSIONS)}")
+        version = self._legacy_version(headers)
         if self.stateless:
             connection = self._new_connection(principal, session=False)
             if not initializing:
@@ -266,6 +267,14 @@ class MCPApp:
         check_owner(connection.principal, principal)
         connection.principal = principal  # the same caller; its newest token (a step-up widens the scopes)
         return connection, None
+
+    def _legacy_version(self, headers: Dict[str, str]) -> Optional[str]:
+        """The request's ``MCP-Protocol-Version``, if any; 400 for one the handshake era lacks."""
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version not in LEGACY_VERSIONS:
+            raise HTTPError(400, f"Bad Request: unsupported MCP-Protocol-Version {version!r}; "
+                            f"supported: {', '.join(LEGACY_VERSIONS)}")
+        return version
 
     def _expire_idle(self) -> None:
         """End sessions idle past ``session_ttl`` (a client that vanished without DELETE).

@@ -23,7 +23,6 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing 
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
     from typing import Any, Callable, Dict, Optional, Tuple
 
-    from ..protocol.stateless import RequestMeta
     from .server import Server
 
 from ..errors import RPCError
@@ -164,26 +163,28 @@ def runs_inline(server: Server, message: Any) -> bool:
     return False
 
 
-def needs_no_session(server: Server, request: Request, meta: RequestMeta) -> bool:
-    """Can this 2026-07-28 request be answered at once, with no Session (:func:`answer_at_once`)?
-    When it runs inline, asks for no log messages, and is no task (a task outlives its request):
-    then nothing can be sent before its answer and nothing can cancel it. Not under ``trace``
-    (the session prints every message)."""
-    if meta.log_level is not None or server.trace or not runs_inline(server, request):
+def needs_no_session(server: Server, request: Request, log_level: Optional[str]) -> bool:
+    """Can this request, one that lives for one HTTP POST (2026-07-28, or a stateless app's),
+    be answered at once, with no Session (:func:`answer_at_once`)? When it runs inline, the
+    client asked for no log messages (``log_level``: in ``_meta``, or the server's default for
+    a stateless app), and it is no task (a task outlives its request): then nothing can be sent
+    before its answer and nothing can cancel it. Not under ``trace`` (the session prints it)."""
+    if log_level is not None or server.trace or not runs_inline(server, request):
         return False
     tool = server.get_tool((request.params or {}).get("name") or "") if request.method == "tools/call" else None
     return tool is None or tool.task is None
 
 
 class OneRequest:
-    """The session of a 2026-07-28 request answered at once (:func:`answer_at_once`): the few
-    parts of a :class:`~minimcp.session.Session` its handler reaches (``owner``, ``closed``,
-    ``notify``), without the reader, the request tables, the streams or a close."""
+    """The session of a request answered at once (:func:`answer_at_once`): the few parts of a
+    :class:`~minimcp.session.Session` its handler reaches (``owner``, ``closed``, ``notify``),
+    without the reader, the request tables, the streams or a close."""
 
     closed = False
 
-    def __init__(self, server: Server, principal: Any) -> None:
+    def __init__(self, server: Server, principal: Any, version: Optional[str]) -> None:
         self.owner = ServerConnection(server, None, HANDLERS, principal=principal, session=self)
+        self.owner.protocol_version = version  # (a handshake-era version: what a stateless app's POST says)
 
     def notify(self, method: str, params: Optional[Dict[str, Any]] = None, related_to: Any = None) -> None:
         """Drop it: such a request asked for nothing to be sent before its answer (see
@@ -191,16 +192,17 @@ class OneRequest:
         log.debug("%s dropped: a request answered at once carries no notifications", method)
 
 
-def answer_at_once(server: Server, request: Request, principal: Any) -> bytes:
-    """Answer a 2026-07-28 request on this thread with no Session: its encoded response, what
-    ``Session.run`` would send. Only for a request :func:`needs_no_session` accepts.
+def answer_at_once(server: Server, request: Request, principal: Any, version: Optional[str] = None) -> bytes:
+    """Answer a request on this thread with no Session: its encoded response, what ``Session.run``
+    would send. Only for a request :func:`needs_no_session` accepts; ``version``: the handshake-era
+    version a stateless app's request is served in (None for 2026-07-28: its ``_meta`` says).
 
     A stateless request pays for no session it would not use: the Session and its tables,
     the transport, the response stream, the close (a fifth of a stateless ``tools/call``'s
     instructions in the built-in server, 831k -> 670k: benchmarks/instructions_http.py).
     """
     # (a known method: runs_inline said so; the stand-in has all of a Session the handler reaches)
-    ctx = Context(OneRequest(server, principal), request, HANDLERS[request.method])  # type: ignore[arg-type]
+    ctx = Context(OneRequest(server, principal, version), request, HANDLERS[request.method])  # type: ignore[arg-type]
     name = f"server {server.name}"
     reply = handle(ctx, name)
     try:
