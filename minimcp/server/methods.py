@@ -15,6 +15,10 @@ handshake request before ``initialize`` is ``-32600`` (but ``initialize``
 itself and ``ping`` come first); a stateless request goes through
 :func:`minimcp.server.stateless.serve`, which reads its ``_meta`` and
 finishes its result.
+
+Last, for the HTTP app: which requests run on the thread that read them
+(:func:`runs_inline`), and the one-POST requests answered with no session at
+all (:func:`needs_no_session`, :func:`answer_at_once`).
 """
 
 from __future__ import annotations
