@@ -66,6 +66,26 @@ def _ping(params: Dict[str, Any], ctx: RequestContext) -> Dict[str, Any]:
     return {}
 
 
+def handle(ctx: RequestContext, name: str) -> Any:
+    """Run an incoming request's handler: its reply, a Response or an ErrorResponse (an
+    ``RPCError`` keeps its code; any other exception is logged and becomes -32603)."""
+    try:
+        result = ctx.handler(ctx.params, ctx)
+        return Response(ctx.request_id, {} if result is None else result)
+    except RPCError as exc:
+        return ErrorResponse(ctx.request_id, exc.code, exc.message, exc.data)
+    except Exception as exc:
+        log.exception("%s: handler for %r failed", name, ctx.method)
+        return ErrorResponse(ctx.request_id, jsonrpc.INTERNAL_ERROR, f"Internal error: {exc}")
+
+
+def not_json(ctx: RequestContext, exc: Exception, name: str) -> ErrorResponse:
+    """The -32603 that replaces a result JSON cannot carry (``exc`` says why), logged."""
+    log.error("%s: result of %r cannot be sent: %s", name, ctx.method, exc)
+    return ErrorResponse(ctx.request_id, jsonrpc.INTERNAL_ERROR,
+                         f"Internal error: result is not JSON-serialisable: {exc}")
+
+
 def _no_batches() -> bool:  # the default answer to "may the peer batch now?"
     return False
 
@@ -247,14 +267,7 @@ class Session(Outbound):
     def run(self, ctx: RequestContext) -> None:
         """Run an accepted request's handler on this thread and send its answer."""
         request_id = ctx.request_id
-        try:
-            result = ctx.handler(ctx.params, ctx)
-            reply: Any = Response(request_id, {} if result is None else result)
-        except RPCError as exc:
-            reply = ErrorResponse(request_id, exc.code, exc.message, exc.data)
-        except Exception as exc:
-            log.exception("%s: handler for %r failed", self.name, ctx.method)
-            reply = ErrorResponse(request_id, jsonrpc.INTERNAL_ERROR, f"Internal error: {exc}")
+        reply: Any = handle(ctx, self.name)
         if ctx.is_cancelled:
             reply = None  # spec basic/utilities/cancellation: send no response
             self.transport.discard(request_id)
@@ -264,21 +277,16 @@ class Session(Outbound):
             try:
                 jsonrpc.dumps(reply)
             except (TypeError, ValueError) as exc:
-                reply = self._not_json(ctx, exc)
+                reply = not_json(ctx, exc, self.name)
         ctx.answered = True  # in flight until written: close() waits for the write, not just the handler
         try:
             self._answer(ctx.batch, reply)
         except (TypeError, ValueError) as exc:  # the result is not JSON
-            self._answer(None, self._not_json(ctx, exc))
+            self._answer(None, not_json(ctx, exc, self.name))
         except ConnectionClosed:
             log.debug("%s: peer gone before the answer to %r", self.name, request_id)
         finally:
             self._incoming.done(ctx)
-
-    def _not_json(self, ctx: RequestContext, exc: Exception) -> ErrorResponse:
-        log.error("%s: result of %r cannot be sent: %s", self.name, ctx.method, exc)
-        return ErrorResponse(ctx.request_id, jsonrpc.INTERNAL_ERROR,
-                             f"Internal error: result is not JSON-serialisable: {exc}")
 
     def _on_response(self, response: Any) -> None:
         # Callbacks of notifications sent before this answer may not have run: then the caller

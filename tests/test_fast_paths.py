@@ -3,16 +3,26 @@
 - a stdio server whose tools have builtin hints starts without importing ``typing``;
 - the HTTP client's direct POST (urllib3's pool under requests) keeps a cookie the server
   sets and sends it from then on, as requests would;
-- the lock hand-off that replaced a Future: an answer, an error, a timeout, a cancel.
+- the lock hand-off that replaced a Future: an answer, an error, a timeout, a cancel;
+- a 2026-07-28 request answered with no Session (``server.methods.answer_at_once``) answers as
+  the session would, and only requests that can neither stream nor be cancelled take it.
 """
 
+import json
+import logging
+import socket
 import subprocess
 import threading
 
+import requests
+
 import minimcp
-from minimcp import Server
+from minimcp import Context, Server
 from minimcp.errors import ConnectionClosed, RPCError, Timeout
 from minimcp.http.wsgiserver import BackgroundServer
+from minimcp.protocol.jsonrpc import Request
+from minimcp.protocol.stateless import RequestMeta
+from minimcp.server.methods import needs_no_session
 from minimcp.session import Session
 from minimcp.transports.memory import pair
 
@@ -127,3 +137,188 @@ def test_a_pending_request_gets_its_answer_error_timeout_or_cancel():
         release.set()
         a.close()
         b.close()
+
+
+META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"}}
+
+
+def stateless_server(cancelled: threading.Event) -> Server:
+    server = Server("at-once")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Return the text."""
+        return text
+
+    @server.tool()
+    def chatty(text: str) -> str:
+        """Log through Python's logging (forwarded to a client that asked for logs), then return."""
+        logging.getLogger("chatty").warning("about %s", text)
+        return text
+
+    @server.tool()
+    def fails(text: str) -> str:
+        """Fail."""
+        raise ValueError(f"no {text}")
+
+    @server.tool()
+    def wait_for_cancel(ctx: Context) -> str:
+        """Wait until the client cancels (it closes the stream)."""
+        if ctx.cancelled.wait(20):
+            cancelled.set()
+        return "cancelled"
+
+    @server.tool(task="optional")
+    def as_task(text: str) -> str:
+        """A task tool."""
+        return text
+
+    return server
+
+
+def call(name: str, arguments: dict, meta: dict = META, request_id: int = 1) -> dict:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments, "_meta": meta}}
+
+
+def post(url: str, body: dict) -> requests.Response:
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+               "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": body["method"]}
+    if body["method"] == "tools/call":
+        headers["Mcp-Name"] = body["params"]["name"]
+    return requests.post(url + "/mcp", data=json.dumps(body), headers=headers, timeout=10)
+
+
+def test_only_requests_that_can_neither_stream_nor_be_cancelled_skip_the_session():
+    server = stateless_server(threading.Event())
+
+    def at_once(message: Request) -> bool:
+        return needs_no_session(server, message, RequestMeta(message.params).log_level)
+
+    with_logs = dict(META, **{"io.modelcontextprotocol/logLevel": "info"})
+    assert at_once(Request(1, "tools/call", call("echo", {"text": "a"})["params"]))
+    assert at_once(Request(1, "tools/list", {"_meta": META}))
+    assert not at_once(Request(1, "tools/call", call("wait_for_cancel", {})["params"]))  # a ctx: cancellable
+    assert not at_once(Request(1, "tools/call", call("echo", {"text": "a"}, with_logs)["params"]))  # may log
+    assert not at_once(Request(1, "tools/call", call("as_task", {"text": "a"})["params"]))  # outlives the request
+    assert not at_once(Request(1, "tools/call", call("nope", {})["params"]))  # the session's -32602
+    assert not at_once(Request(1, "resources/read", {"uri": "x://y", "_meta": META}))  # user code may wait
+    assert needs_no_session(server, Request(1, "tools/call", {"name": "echo", "arguments": {}}), None)
+    assert not needs_no_session(server, Request(1, "tools/call", {"name": "echo", "arguments": {}}), "info")
+    server.trace = True  # the session prints every message
+    assert not at_once(Request(1, "tools/call", call("echo", {"text": "a"})["params"]))
+
+
+def test_a_request_answered_at_once_answers_as_the_session_would():
+    cancelled = threading.Event()
+    server = stateless_server(cancelled)
+    for app in (server.wsgi_app(), server.wsgi_app(stateless=True)):
+        with BackgroundServer(app) as running:
+            ok = post(running.url, call("echo", {"text": "hi"}, request_id=7))
+            assert ok.status_code == 200 and ok.headers["Content-Type"].startswith("application/json")
+            assert ok.json() == {"jsonrpc": "2.0", "id": 7, "result": {
+                "content": [{"type": "text", "text": "hi"}], "isError": False, "resultType": "complete"}}
+            failed = post(running.url, call("fails", {"text": "luck"})).json()["result"]
+            assert failed["isError"] and "no luck" in failed["content"][0]["text"]
+            bad = post(running.url, call("echo", {"text": 3})).json()["result"]
+            assert bad["isError"] and "Invalid arguments" in bad["content"][0]["text"]
+            refused = post(running.url, {"jsonrpc": "2.0", "id": 9, "method": "tools/list",
+                                         "params": {"cursor": 5, "_meta": META}})
+            assert refused.status_code == 400 and refused.json()["id"] == 9
+            assert refused.json()["error"]["code"] == -32602
+            listed = post(running.url, {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": META}})
+            assert listed.json()["result"]["resultType"] == "complete"
+            assert "echo" in [tool["name"] for tool in listed.json()["result"]["tools"]]
+
+
+def test_a_request_that_asks_for_logs_still_gets_them_on_a_stream():
+    server = stateless_server(threading.Event())
+    with BackgroundServer(server.wsgi_app(stateless=True)) as running:
+        quiet = post(running.url, call("chatty", {"text": "x"}))
+        assert quiet.headers["Content-Type"].startswith("application/json")
+        loud = post(running.url, call("chatty", {"text": "x"}, dict(META, **{
+            "io.modelcontextprotocol/logLevel": "info"})))
+        assert loud.headers["Content-Type"].startswith("text/event-stream")
+        events = [json.loads(line[5:]) for line in loud.text.splitlines() if line.startswith("data:") and line[5:].strip()]
+        assert events[0]["method"] == "notifications/message" and "about x" in events[0]["params"]["data"]
+        assert events[-1]["result"]["content"][0]["text"] == "x"
+
+
+def test_a_stateless_request_with_a_ctx_is_still_cancellable():
+    cancelled = threading.Event()
+    server = stateless_server(cancelled)
+    with BackgroundServer(server.wsgi_app(stateless=True)) as running:
+        with minimcp.connect(running.url + "/mcp", protocol="2026-07-28") as client:
+            try:
+                client.call_tool("wait_for_cancel", timeout=0.5)
+                raise AssertionError("no timeout")
+            except Timeout:
+                pass
+            assert cancelled.wait(10)  # the client closed the stream: the handler saw the cancel
+            assert client.call_tool("echo", {"text": "after"}).text == "after"
+
+
+def test_the_built_in_server_reads_each_header_once_and_as_before():
+    """wsgiserver's one pass over the parsed headers: repeated ones joined with a comma, the first
+    Content-Type and Content-Length are the ones, and neither appears as an HTTP_ variable."""
+    seen = {}
+
+    def app(environ, start_response):
+        seen.update({k: v for k, v in environ.items() if k.startswith(("HTTP_", "CONTENT_"))})
+        body = environ["wsgi.input"].read(int(environ["CONTENT_LENGTH"] or 0))
+        start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", str(len(body)))])
+        return [body]
+
+    with BackgroundServer(app) as running:
+        with socket.create_connection(running.httpd.server_address[:2], timeout=10) as sock:
+            sock.sendall(b"POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Tag: one\r\nContent-Type: text/a\r\n"
+                         b"x-tag: two\r\nContent-Type: text/b\r\nContent-Length: 2\r\nMcp-Name: \xe9t\xe9\r\n\r\nok")
+            reply = b""
+            while not reply.endswith(b"ok"):  # bounded: the server answers once, then the timeout
+                chunk = sock.recv(4096)
+                assert chunk, reply
+                reply += chunk
+    assert seen["HTTP_X_TAG"] == "one,two" and seen["CONTENT_TYPE"] == "text/a" and seen["CONTENT_LENGTH"] == "2"
+    assert seen["HTTP_MCP_NAME"] == "\xe9t\xe9"  # latin-1, as headers.items() gave it
+    assert "HTTP_CONTENT_TYPE" not in seen and "HTTP_CONTENT_LENGTH" not in seen and seen["HTTP_HOST"] == "127.0.0.1"
+
+
+def legacy_post(url: str, body: dict, version: str = "2025-11-25") -> requests.Response:
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    if version:
+        headers["MCP-Protocol-Version"] = version
+    return requests.post(url + "/mcp", data=json.dumps(body), headers=headers, timeout=10)
+
+
+def test_a_stateless_app_answers_a_handshake_era_request_at_once_as_before():
+    server = stateless_server(threading.Event())
+    with BackgroundServer(server.wsgi_app(stateless=True)) as running:
+        ok = legacy_post(running.url, {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                                       "params": {"name": "echo", "arguments": {"text": "hi"}}})
+        assert ok.status_code == 200 and "Mcp-Session-Id" not in ok.headers
+        assert ok.json() == {"jsonrpc": "2.0", "id": 4, "result": {
+            "content": [{"type": "text", "text": "hi"}], "isError": False}}  # no resultType: not 2026-07-28
+        listed = legacy_post(running.url, {"jsonrpc": "2.0", "id": 5, "method": "tools/list"}, version="")
+        assert "echo" in [tool["name"] for tool in listed.json()["result"]["tools"]]  # (no header: 2025-03-26)
+        ping = legacy_post(running.url, {"jsonrpc": "2.0", "id": 6, "method": "ping"}).json()
+        assert ping == {"jsonrpc": "2.0", "id": 6, "result": {}}
+        bad = legacy_post(running.url, {"jsonrpc": "2.0", "id": 7, "method": "tools/list"}, version="1999-01-01")
+        assert bad.status_code == 400 and "unsupported MCP-Protocol-Version" in bad.text
+        refused = legacy_post(running.url, {"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": {"cursor": 5}})
+        assert refused.status_code == 200 and refused.json()["error"]["code"] == -32602
+        with minimcp.connect(running.url + "/mcp", protocol="2025-11-25") as client:  # the handshake still works
+            assert client.call_tool("echo", {"text": "via client"}).text == "via client"
+
+
+def test_a_stateless_app_with_a_default_log_level_still_streams_the_logs():
+    server = stateless_server(threading.Event())
+    server.log_level = "info"  # every client gets info and above: the request needs its stream
+    with BackgroundServer(server.wsgi_app(stateless=True)) as running:
+        loud = legacy_post(running.url, {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                         "params": {"name": "chatty", "arguments": {"text": "y"}}})
+        assert loud.headers["Content-Type"].startswith("text/event-stream")
+        events = [json.loads(line[5:]) for line in loud.text.splitlines() if line.startswith("data:") and line[5:].strip()]
+        assert events[0]["method"] == "notifications/message" and "about y" in events[0]["params"]["data"]
+        assert events[-1]["result"]["content"][0]["text"] == "y"

@@ -39,6 +39,7 @@ from ..protocol.jsonrpc import Malformed, Request
 from ..protocol.stateless import RequestMeta, modern_version
 from ..protocol.versions import HTTP_DEFAULT_VERSION, LEGACY_VERSIONS, MODERN_VERSION, knows
 from ..server.connection import ServerConnection
+from ..server.methods import answer_at_once, needs_no_session, runs_inline
 from ..server.protection import WELL_KNOWN, ProtectedResource, check_request_scopes
 from ..threads import WorkerPool
 from .headers import check_headers
@@ -182,6 +183,10 @@ class MCPApp:
             # spec 2025-03-26 basic/lifecycle: initialize MUST NOT be part of a batch (refused before
             # a session is opened for it, which nobody could then use)
             raise HTTPError(400, "Invalid Request: initialize cannot be part of a JSON-RPC batch")
+        if (self.stateless and type(parsed) is Request and parsed.method != "initialize"
+                and needs_no_session(self.server, parsed, self.server.log_level)):  # as for 2026-07-28
+            version = self._legacy_version(headers) or HTTP_DEFAULT_VERSION  # (no header: 2025-03-26)
+            return reply(start_response, 200, answer_at_once(self.server, parsed, principal, version))
         connection, new_session = self._connection_for(messages, headers, principal)
         if type(parsed) is list and not connection.allows_batches():
             self._end_if_stateless(connection)
@@ -195,7 +200,7 @@ class MCPApp:
         transport: HTTPSessionTransport = connection.session.transport
         stream = transport.open_stream(requests)
         for message in messages:
-            connection.session.receive(message, inline=self._inline(message))
+            connection.session.receive(message, inline=runs_inline(self.server, message))
         extra = []
         if new_session is not None:
             if connection.protocol_version is None:  # initialize failed: no session after all
@@ -218,44 +223,27 @@ class MCPApp:
         if type(message) is Request:
             check_request_scopes(self, [message], principal)
             try:
-                RequestMeta(message.params or {})
+                meta = RequestMeta(message.params or {})
             except RPCError as exc:  # -32602 / -32022: bad or missing _meta
                 return error(start_response, 400, exc.code, exc.message, request_id=request_id, data=exc.data)
+            if needs_no_session(self.server, message, meta.log_level):  # nothing to stream or cancel
+                body = answer_at_once(self.server, message, principal)
+                return reply(start_response, modern_status(body), body)
         connection = self._new_connection(principal, session=False)
         if type(message) is not Request:
             connection.session.receive(message)
             connection.session.close()
             return reply(start_response, 202)
         stream = connection.session.transport.open_stream({message.id})
-        connection.session.receive(message, inline=self._inline(message))
+        connection.session.receive(message, inline=runs_inline(self.server, message))
         return self._answer(stream, connection, False, [], start_response, modern_request=message.id)
-
-    #: Methods whose handlers are minimcp's own quick code (no user code that could wait).
-    _QUICK = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list",
-                        "server/discover", "ping", "logging/setLevel"})
-
-    def _inline(self, message: Any) -> bool:
-        """Run this request on the HTTP thread? Yes when its handler cannot wait on the client or
-        be cancelled: our list methods, and tools with no ``ctx`` (they can ask the client nothing
-        and cannot see a cancel). It saves the hand-off to a worker, the largest per-request cost
-        (benchmarks/http.py); anything with a ``ctx`` keeps the worker, so its messages stream."""
-        method = getattr(message, "method", None)
-        if method in self._QUICK:
-            return True
-        if method == "tools/call":
-            tool = self.server.get_tool((message.params or {}).get("name") or "")
-            return tool is not None and tool.can_run_inline
-        return False
 
     def _connection_for(self, messages: List[Any], headers: Dict[str, str],
                         principal: Any) -> Tuple[ServerConnection, Optional[str]]:
         """The connection a POST belongs to, and the new session id if it starts one."""
         connection: Optional[ServerConnection]  # (narrowed where it is set)
         initializing = any(type(m) is Request and m.method == "initialize" for m in messages)
-        version = headers.get("mcp-protocol-version")
-        if version is not None and version not in LEGACY_VERSIONS:
-            raise HTTPError(400, f"Bad Request: unsupported MCP-Protocol-Version {version!r}; "
-                            f"supported: {', '.join(LEGACY_VERSIONS)}")
+        version = self._legacy_version(headers)
         if self.stateless:
             connection = self._new_connection(principal, session=False)
             if not initializing:
@@ -283,6 +271,14 @@ class MCPApp:
         check_owner(connection.principal, principal)
         connection.principal = principal  # the same caller; its newest token (a step-up widens the scopes)
         return connection, None
+
+    def _legacy_version(self, headers: Dict[str, str]) -> Optional[str]:
+        """The request's ``MCP-Protocol-Version``, if any; 400 for one the handshake era lacks."""
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version not in LEGACY_VERSIONS:
+            raise HTTPError(400, f"Bad Request: unsupported MCP-Protocol-Version {version!r}; "
+                            f"supported: {', '.join(LEGACY_VERSIONS)}")
+        return version
 
     def _expire_idle(self) -> None:
         """End sessions idle past ``session_ttl`` (a client that vanished without DELETE).
@@ -355,8 +351,11 @@ class MCPApp:
     def _modern_sse_body(self, stream: OutStream, start: str, connection: ServerConnection,
                          request_id: Any) -> Iterable[bytes]:
         # 2026-07-28: no event ids or resumption; a client that closes the stream
-        # cancels the request, noticed at the next write (a keepalive each second).
+        # cancels the request, noticed at the next write (a keepalive each second). The comment
+        # first sends the headers now (PEP 3333: with the first bytes), so the client holds a
+        # stream it can close from the start, not only after the first keepalive.
         try:
+            yield OPENING
             for chunk in stream.events(after=start, keepalive=1.0):
                 if chunk.startswith(b"id: "):
                     chunk = chunk.split(b"\n", 1)[1]

@@ -49,7 +49,7 @@ class ServerConnection:
 
     def __init__(self, server: Server, transport: Any, handlers: Dict[str, Callable[[Dict[str, Any], Context], Any]], *,
                  trace: bool = False, workers: Any = None, principal: Any = None,
-                 close_on_eof: bool = False) -> None:
+                 close_on_eof: bool = False, session: Optional[Session] = None) -> None:
         self.server: Server = server
         #: Who the client authenticated as (HTTP with an ``auth`` hook), else None.
         self.principal: Any = principal
@@ -61,14 +61,16 @@ class ServerConnection:
         #: Resource URIs this client subscribed to (``resources/subscribe``).
         self.subscriptions: Set[str] = set()
         self._lock = threading.Lock()
-        # initialize runs on the reader, so a request pipelined right behind it sees the version.
-        # The handlers take a Context, which the checker cannot tie to context_class=Context below.
-        self.session: Session = Session(transport, handlers,  # type: ignore[arg-type]
-                                        {"notifications/roots/list_changed": self._roots_changed},
-                                        owner=self, context_class=Context, max_workers=server.max_workers,
-                                        timeout=server.timeout, trace=trace, name=f"server {server.name}",
-                                        workers=workers, close_on_eof=close_on_eof,
-                                        inline_methods=("initialize",), batches=self.allows_batches)
+        if session is None:  # (given: the stand-in of a request answered at once, methods.answer_at_once)
+            # initialize runs on the reader, so a request pipelined right behind it sees the version.
+            # The handlers take a Context, which the checker cannot tie to context_class=Context below.
+            session = Session(transport, handlers,  # type: ignore[arg-type]
+                              {"notifications/roots/list_changed": self._roots_changed},
+                              owner=self, context_class=Context, max_workers=server.max_workers,
+                              timeout=server.timeout, trace=trace, name=f"server {server.name}",
+                              workers=workers, close_on_eof=close_on_eof, inline_methods=("initialize",),
+                              batches=self.allows_batches)
+        self.session: Session = session
 
     def handlers(self) -> Dict[str, Handler]:
         """Every MCP request this connection answers: ``method -> handler(params, ctx)``
@@ -156,7 +158,8 @@ class ServerConnection:
         elif too_deep(arguments, MAX_DEPTH):
             raise RPCError(INVALID_PARAMS, f'Invalid params: tools/call "arguments" are nested deeper than '
                                            f'{MAX_DEPTH} levels')
-        require_scopes(tool.scopes, ctx.principal, f"tool {name!r}")  # (HTTP refused it earlier: a 403)
+        if tool.scopes:  # (HTTP refused it earlier: a 403) the message is made only when it may be needed
+            require_scopes(tool.scopes, ctx.principal, f"tool {name!r}")
         with self.server.log_bridge.handling(ctx):
             return tool.call(arguments, ctx, ctx.protocol_version or PROTOCOL_VERSION)
 
