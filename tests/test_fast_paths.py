@@ -50,6 +50,36 @@ def test_a_stdio_server_with_builtin_hints_starts_without_typing():
     assert out.stdout.split() == ["['loud',", "'ratio',", "'text',", "'times']", "['text']", "False"]
 
 
+STDIO_RUN = """
+import atexit, sys
+atexit.register(lambda: sys.stderr.write(f"typing loaded: {'typing' in sys.modules}\\n"))
+from minimcp import Server
+server = Server("plain")
+
+@server.tool()
+def echo(text: str) -> str:
+    return text
+
+server.run()
+"""
+
+
+def test_a_stdio_server_runs_to_its_exit_without_typing():
+    """Start, initialize, list, call, end of stdin, exit: none of it loads typing (a server with
+    no tasks must not import the tasks modules to close them, as it once did at exit)."""
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    lines = [init, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+             {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+             {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}}]
+    out = subprocess.run([PY, "-I", "-c", STDIO_RUN], input="".join(json.dumps(m) + "\n" for m in lines),
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    answers = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [a["id"] for a in answers] == [1, 2, 3] and answers[2]["result"]["content"][0]["text"] == "hi"
+    assert "typing loaded: False" in out.stderr, out.stderr
+
+
 def test_hints_typing_must_resolve_still_give_the_same_schema():
     from typing import Optional
 

@@ -112,9 +112,10 @@ def run_stdio(server: Server) -> None:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         server.log_bridge.uninstall()
-        from .tasks import close as close_tasks  # late: few servers have tasks
+        if "tasks" in server.__dict__:  # a task runner was made (few servers have one: don't import it)
+            from .tasks import close as close_tasks
 
-        close_tasks(server)  # the client is gone: its running tasks end cancelled
+            close_tasks(server)  # the client is gone: its running tasks end cancelled
 
 
 def _not_found(environ: Dict[str, Any], start_response: Callable[..., Any]) -> List[bytes]:
