@@ -224,13 +224,21 @@ def test_http_server_survives_raw_bytes_and_stateless(http_server, body, statele
 
 #: A stdio peer playing server: it answers initialize and ping, writes the line a
 #: ``tools/call inject`` carries (base64) before answering it, and on ``tools/call report``
-#: says how many answers the client gave to each request id it injected.
+#: says how many answers the client gave to each request id it injected. The report waits on a
+#: thread of its own: the client may answer an injected request after it sent ``report`` (its
+#: handlers run on workers), and that answer must still be read.
 PEER = r'''
 import base64, json, sys, threading
 from minimcp.protocol import jsonrpc
-answered, wanted, lock = {}, set(), threading.Condition()
+answered, wanted, lock, writing = {}, set(), threading.Condition(), threading.Lock()
 def out(obj):
-    sys.stdout.write(json.dumps(obj) + "\n"); sys.stdout.flush()
+    with writing:
+        sys.stdout.write(json.dumps(obj) + "\n"); sys.stdout.flush()
+def report(request_id):
+    with lock:
+        lock.wait_for(lambda: all(k in answered for k in wanted), 20)  # (bounded; a loaded CI is slow)
+        counts = {k: answered.get(k, 0) for k in wanted}; wanted.clear(); answered.clear()
+    out({"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": json.dumps(counts)}]}})
 for line in sys.stdin:
     msg = json.loads(line)
     if "method" not in msg:
@@ -248,13 +256,11 @@ for line in sys.stdin:
         parsed = jsonrpc.parse(raw)
         if isinstance(parsed, jsonrpc.Request):  # a batch is refused whole on 2025-11-25
             wanted.add(json.dumps(parsed.id))
-        sys.stdout.buffer.write(raw + b"\n"); sys.stdout.flush()
+        with writing:
+            sys.stdout.buffer.write(raw + b"\n"); sys.stdout.flush()
         out({"jsonrpc": "2.0", "id": msg["id"], "result": {"content": [{"type": "text", "text": "ok"}]}})
     elif msg["method"] == "tools/call":  # report, once the client answered every injected request
-        with lock:
-            lock.wait_for(lambda: all(k in answered for k in wanted), 20)  # (bounded; a loaded CI is slow)
-            report = {k: answered.get(k, 0) for k in wanted}; wanted.clear(); answered.clear()
-        out({"jsonrpc": "2.0", "id": msg["id"], "result": {"content": [{"type": "text", "text": json.dumps(report)}]}})
+        threading.Thread(target=report, args=(msg["id"],), daemon=True).start()
     else:
         out({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
 '''
