@@ -243,7 +243,8 @@ class StreamableHTTPTransport(Transport):
 
     def _handle(self, message: Any, response: Answer) -> None:
         request_ids = _request_ids(message)
-        if type(message) is Request and not response.headers.get("Content-Type", "").startswith("text/event-stream"):
+        content_type = response.headers.get("Content-Type", "")  # (read once: a header lookup is not free)
+        if type(message) is Request and not content_type.startswith("text/event-stream"):
             with self._lock:
                 self._by_request.pop(message.id, None)
         if response.status_code >= 400:
@@ -258,7 +259,6 @@ class StreamableHTTPTransport(Transport):
             return
         if type(message) is Request and message.method == "initialize":
             self.session_id = response.headers.get("Mcp-Session-Id") or self.session_id
-        content_type = response.headers.get("Content-Type", "")
         if content_type.startswith("text/event-stream"):
             self._read_in_background(response, request_ids)
             return

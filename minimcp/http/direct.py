@@ -13,8 +13,9 @@ the transport reads, so the transport reads both kinds one way.
 
 A kept-alive connection the server closed while it was idle (its keep-alive
 timeout) shows when the next POST goes: the send fails, or the answer ends
-before its first byte. The server cannot have read that POST then, so it goes
-once more on a fresh connection; after any byte of an answer, never.
+before its first byte (a server that closes a connection it read a request
+from answers first, or says ``Connection: close``). So that POST goes once
+more, on a fresh connection; after any byte of an answer, never.
 """
 
 import http.client
@@ -25,14 +26,10 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 from urllib.parse import urlsplit
 
 import requests
-import requests.adapters  # (requests loads both itself: named so that type checkers know them)
-import requests.structures
+import requests.cookies  # (requests loads it itself: named so that type checkers know it)
 
 #: What a POST's answer is, to the transport: ``requests``' or ours.
 Answer = Union[requests.Response, "DirectAnswer"]
-
-# Requests' default Accept-Encoding (gzip, deflate): a direct answer is read as sent, so not asked for.
-_REQUESTS_ENCODING = requests.utils.default_headers()["Accept-Encoding"]
 
 
 class DirectPost:
@@ -146,7 +143,7 @@ def _exchange(connection: http.client.HTTPConnection, path: str, body: bytes,
     except socket.timeout as exc:  # (some of the POST may be there: never sent again)
         connection.close()
         raise requests.ConnectionError(f"POST {path}: {type(exc).__name__}: {exc}") from exc
-    except OSError as exc:  # (a refused or timed-out connect too: nothing was sent)
+    except OSError as exc:  # (a refused connect too: nothing was sent)
         connection.close()
         raise _Unanswered(f"POST {path}: {type(exc).__name__}: {exc}") from exc
     try:
@@ -261,11 +258,12 @@ class DirectAnswer:
 
 def _merged(session_headers: Any, headers: Dict[str, str]) -> Dict[str, str]:
     """The session's headers with this request's over them, names compared without case
-    (as requests merges them: one ``Authorization``, whoever spelled it ``authorization``)."""
+    (as requests merges them: one ``Authorization``, whoever spelled it ``authorization``),
+    and ``Accept-Encoding: identity``."""
     merged: Dict[str, Any] = {name.lower(): (name, value) for name, value in session_headers.items()
                               if value is not None}
-    if merged.get("accept-encoding", ("", ""))[1] == _REQUESTS_ENCODING:
-        merged["accept-encoding"] = ("Accept-Encoding", "identity")  # (not asked for by the user)
+    # a direct answer is read as it comes, not decompressed: ask for none of gzip, deflate
+    merged["accept-encoding"] = ("Accept-Encoding", "identity")
     for name, value in headers.items():
         merged[name.lower()] = (name, value)
     return dict(merged.values())
