@@ -1,8 +1,9 @@
-"""What both HTTP clients do with ``requests`` responses and sessions, below MCP.
+"""What both HTTP clients do with responses and ``requests`` sessions, below MCP.
 
 Read a streaming body as it arrives, wake a thread blocked reading one, close a
 session's pooled connections now, and turn a failed POST into the JSON-RPC error
-its request gets. ``requests`` is imported here as in the clients, and only there.
+its request gets. A response is ``requests``' or a direct POST's answer
+(direct.py: ``http.client`` underneath, so it reads, waits and aborts itself). ``requests`` is imported here as in the clients, and only there.
 """
 
 import socket
