@@ -31,7 +31,7 @@ from ..protocol.stateless import NAME_FIELDS, modern_version
 from ..protocol.versions import MODERN_VERSION
 from ..threads import WorkerPool, join, start_thread
 from ..transports import Failed, Transport
-from .direct import DirectPost
+from .direct import Answer, DirectPost
 from .headers import encode_header_value
 from .responses import abort, arriving, close_http, http_error, no_read_timeout  # noqa: F401  (old homes)
 
@@ -78,7 +78,7 @@ class StreamableHTTPTransport(Transport):
         if auth is None:
             self.http.auth = requests.utils.get_netrc_auth(url)
         self.http.trust_env = False
-        self._direct = DirectPost(self.http, adapter, url)
+        self._direct = DirectPost(self.http, url, connections)
         #: Set from the server's answer to initialize.
         self.session_id: Optional[str] = None
         self.protocol_version: Optional[str] = None
@@ -163,6 +163,7 @@ class StreamableHTTPTransport(Transport):
             join(reader, 5.0)
         self._posters.shutdown(timeout=5.0)
         close_http(self.http)
+        self._direct.close()
         self._inbox.put(None)
 
     def negotiated(self, version: str) -> None:
@@ -203,14 +204,14 @@ class StreamableHTTPTransport(Transport):
                         headers["Mcp-Param-" + header] = encode_header_value(arguments[argument])
         return headers
 
-    def _post(self, message: Any) -> "requests.Response":
+    def _post(self, message: Any) -> Answer:
         if self._closed:
             raise ConnectionClosed("the HTTP transport is closed")
         extra = {"Content-Type": "application/json", **self._modern_headers(message)}
         headers = self._headers(extra)  # (every per-request header is added there, on both paths)
         try:
             direct = self._direct.headers()  # (http/direct.py: what that saves)
-            response = None
+            response: Optional[Answer] = None
             if direct is not None:
                 response = self._direct.post(jsonrpc.encode(message), {**headers, **direct}, self.timeout)
                 if response.status_code in (401, 403) and getattr(self.http.auth, "answers_challenges", False):
@@ -240,9 +241,10 @@ class StreamableHTTPTransport(Transport):
                 self.session_id = None
                 self.on_session_expired()  # type: ignore[misc]
 
-    def _handle(self, message: Any, response: "requests.Response") -> None:
+    def _handle(self, message: Any, response: Answer) -> None:
         request_ids = _request_ids(message)
-        if type(message) is Request and not response.headers.get("Content-Type", "").startswith("text/event-stream"):
+        content_type = response.headers.get("Content-Type", "")  # (read once: a header lookup is not free)
+        if type(message) is Request and not content_type.startswith("text/event-stream"):
             with self._lock:
                 self._by_request.pop(message.id, None)
         if response.status_code >= 400:
@@ -257,7 +259,6 @@ class StreamableHTTPTransport(Transport):
             return
         if type(message) is Request and message.method == "initialize":
             self.session_id = response.headers.get("Mcp-Session-Id") or self.session_id
-        content_type = response.headers.get("Content-Type", "")
         if content_type.startswith("text/event-stream"):
             self._read_in_background(response, request_ids)
             return
@@ -274,7 +275,7 @@ class StreamableHTTPTransport(Transport):
 
     # -- SSE streams ---------------------------------------------------------------------------
 
-    def _track(self, response: "requests.Response") -> bool:
+    def _track(self, response: Answer) -> bool:
         """Remember a streaming response, so close() can abort it; False (and closed) once we are closed."""
         with self._lock:
             if self._closed:
@@ -284,13 +285,13 @@ class StreamableHTTPTransport(Transport):
         no_read_timeout(response)
         return True
 
-    def _read_in_background(self, response: "requests.Response", request_ids: Set[Any]) -> None:
+    def _read_in_background(self, response: Answer, request_ids: Set[Any]) -> None:
         if self._track(response):
             thread = start_thread(lambda: self._read_stream(response, request_ids), "sse")
             with self._lock:
                 self._readers.add(thread)
 
-    def _read_stream(self, response: "requests.Response", waiting: Set[Any]) -> None:
+    def _read_stream(self, response: Answer, waiting: Set[Any]) -> None:
         """Read one POST's stream to its end, resuming it if it breaks before the answers came."""
         last_id, retry_ms = None, 1000
         try:
@@ -314,7 +315,7 @@ class StreamableHTTPTransport(Transport):
             with self._lock:
                 self._readers.discard(threading.current_thread())
 
-    def _resume(self, last_id: str) -> Optional["requests.Response"]:
+    def _resume(self, last_id: str) -> Optional[Answer]:
         try:
             response = self.http.get(self.url, stream=True, timeout=self.timeout,
                                      headers=self._headers({"Accept": "text/event-stream", "Last-Event-ID": last_id}))
@@ -326,7 +327,7 @@ class StreamableHTTPTransport(Transport):
             return None
         return response if self._track(response) else None
 
-    def _consume(self, response: "requests.Response", waiting: Set[Any], last_id: Optional[str],
+    def _consume(self, response: Answer, waiting: Set[Any], last_id: Optional[str],
                  retry_ms: int) -> Tuple[Optional[str], int]:
         """Queue every message of one SSE response; return the last event id and retry delay seen."""
         try:
@@ -385,7 +386,7 @@ class StreamableHTTPTransport(Transport):
                 return
 
 
-def _error_answer(response: "requests.Response", request_ids: Set[Any]) -> Optional[ErrorResponse]:
+def _error_answer(response: Answer, request_ids: Set[Any]) -> Optional[ErrorResponse]:
     """A 4xx whose body is the JSON-RPC error for our request (2026-07-28 sends those): keep it whole."""
     if len(request_ids) != 1 or not response.headers.get("Content-Type", "").startswith("application/json"):
         return None

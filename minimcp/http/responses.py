@@ -1,8 +1,9 @@
-"""What both HTTP clients do with ``requests`` responses and sessions, below MCP.
+"""What both HTTP clients do with responses and ``requests`` sessions, below MCP.
 
 Read a streaming body as it arrives, wake a thread blocked reading one, close a
 session's pooled connections now, and turn a failed POST into the JSON-RPC error
-its request gets. ``requests`` is imported here as in the clients, and only there.
+its request gets. A response is ``requests``' or a direct POST's answer
+(direct.py: ``http.client`` underneath, so it reads, waits and aborts itself). ``requests`` is imported here as in the clients, and only there.
 """
 
 import socket
@@ -11,9 +12,10 @@ from typing import Any, Iterator
 import requests
 
 from ..protocol.jsonrpc import HTTP_ERROR, ErrorResponse
+from .direct import Answer, DirectAnswer
 
 
-def http_error(request_id: Any, response: "requests.Response") -> ErrorResponse:
+def http_error(request_id: Any, response: Answer) -> ErrorResponse:
     """The JSON-RPC error a failed POST means for the request it carried.
 
     Uses the server's JSON-RPC error body when it sent one; ``data`` keeps
@@ -33,15 +35,18 @@ def http_error(request_id: Any, response: "requests.Response") -> ErrorResponse:
     return ErrorResponse(request_id, code, message, {"httpStatus": response.status_code})
 
 
-def arriving(response: "requests.Response") -> Iterator[bytes]:
+def arriving(response: Answer) -> Iterator[bytes]:
     """The body of a streaming response, in pieces as they arrive.
 
     ``iter_content(chunk_size=None)`` yields a chunked body chunk by chunk, but
     reads any other body (one that ends when the server closes the connection,
     legal in HTTP/1.1) to its very end before yielding anything, so a request
     sent mid-stream would wait for the stream to end. ``read1()`` returns
-    whatever has arrived.
+    whatever has arrived (as does a direct POST's answer: ``http.client``'s ``read1``).
     """
+    if isinstance(response, DirectAnswer):
+        yield from response.pieces()
+        return
     raw = response.raw
     if getattr(raw, "chunked", False) or not hasattr(raw, "read1"):  # (urllib3 < 2 has no read1)
         yield from response.iter_content(chunk_size=None)
@@ -58,8 +63,10 @@ def arriving(response: "requests.Response") -> Iterator[bytes]:
         yield data
 
 
-def no_read_timeout(response: "requests.Response") -> None:
+def no_read_timeout(response: Answer) -> None:
     """A stream may be quiet for long (a slow tool): the caller's timeout governs it, not ours."""
+    if isinstance(response, DirectAnswer):
+        return response.no_read_timeout()
     raw: Any = response.raw  # the layers below urllib3 are private (Any): a change is an AttributeError
     try:
         raw._fp.fp.raw._sock.settimeout(None)
@@ -67,7 +74,7 @@ def no_read_timeout(response: "requests.Response") -> None:
         pass
 
 
-def abort(response: "requests.Response") -> None:
+def abort(response: Answer) -> None:
     """Close a streaming response so that a thread blocked reading it wakes up now.
 
     Closing a socket does not wake a ``recv()`` blocked on it in another
@@ -75,6 +82,8 @@ def abort(response: "requests.Response") -> None:
     (urllib3 -> http.client -> socket file); if the layout differs, the
     reader still ends, at the read timeout.
     """
+    if isinstance(response, DirectAnswer):
+        return response.abort()
     raw: Any = response.raw  # (private layers, as in no_read_timeout)
     try:
         raw._fp.fp.raw._sock.shutdown(socket.SHUT_RDWR)
