@@ -24,7 +24,8 @@ carries a JSON-RPC error body saying what to fix.
 
 Beside this module: :mod:`~minimcp.http.security` (those checks, the ``auth`` hook),
 :mod:`~minimcp.http.replies` (statuses, error bodies), :mod:`~minimcp.http.legacy_app`
-(the 2024-11-05 endpoints), :mod:`~minimcp.http.streams` (the SSE streams of a session).
+(the 2024-11-05 endpoints), :mod:`~minimcp.http.get_stream` (GET: the standalone stream,
+resuming), :mod:`~minimcp.http.streams` (the SSE streams of a session).
 """
 
 import secrets
@@ -42,11 +43,11 @@ from ..server.connection import ServerConnection
 from ..server.methods import answer_at_once, needs_no_session, runs_inline
 from ..server.protection import WELL_KNOWN, ProtectedResource, check_request_scopes
 from ..threads import WorkerPool
+from .get_stream import serve_get
 from .headers import check_headers
 from .legacy_app import LegacyEndpoints
 from .replies import SSE_HEADERS, STATUS, HTTPError, error, modern_status, read_body, reply, session_not_found
 from .security import LOCAL_HOSTS, Unauthorized, authenticate, bearer_token_auth, check_host_and_origin, check_owner
-from .sockets import gone_probe
 from .streams import OPENING, EventStore, HTTPSessionTransport, MemoryEventStore, OutStream, format_event
 
 if TYPE_CHECKING:
@@ -384,7 +385,7 @@ class MCPApp:
         if self.stateless:
             connection.session.close(grace=self.server.timeout)
 
-    # -- GET: the standalone stream, or a resumed one ----------------------------------------
+    # -- the session a GET or DELETE names; GET itself is in get_stream.py ----------------------
 
     def _session(self, headers: Dict[str, str], principal: Any) -> Tuple[str, ServerConnection]:
         if self.stateless:
@@ -400,46 +401,7 @@ class MCPApp:
         return session_id, connection
 
     def _get(self, environ: _Environ, headers: Dict[str, str], principal: Any, start_response: _Start) -> Any:
-        if headers.get("mcp-protocol-version") == MODERN_VERSION:
-            raise HTTPError(405, "Method Not Allowed: 2026-07-28 uses POST only", headers=[("Allow", "POST")])
-        if "text/event-stream" not in headers.get("accept", ""):
-            raise HTTPError(406, "Not Acceptable: Accept must list text/event-stream")
-        _, connection = self._session(headers, principal)
-        transport: HTTPSessionTransport = connection.session.transport
-        last_event_id = headers.get("last-event-id", "")  # ("": as absent)
-        gone = gone_probe(environ)  # has this client left? (where the WSGI server can tell)
-        stream = None
-        if last_event_id:
-            replay = self.store.events_after(last_event_id)
-            stream = transport.resumable(replay[0]) if replay else None
-            if stream is None:
-                raise HTTPError(404, f"Not Found: no stream to resume at event {last_event_id!r}")
-            # The headers go out with the first bytes: a comment, unless an event is there to replay.
-            opening = [] if any(data for _, data in replay[1]) else [OPENING]  # type: ignore[index]
-            if stream is not transport.standalone:
-                start_response(STATUS[200], SSE_HEADERS)
-                return self._resumed_body(stream, last_event_id, opening)
-        start = transport.attach_standalone(gone is not None)
-        if start is None:
-            raise HTTPError(409, "Conflict: this session already has a GET stream open")
-        start_response(STATUS[200], SSE_HEADERS)
-        if stream is not None:  # the standalone stream, resumed: after the client's last event
-            return self._standalone_body(transport, last_event_id, opening, gone)
-        # A new stream starts with the priming event, or with a comment where there is none: the
-        # server may have nothing to send on it for long, and the client waits for its headers.
-        return self._standalone_body(transport, start, self._priming(connection, start) or [OPENING], gone)
-
-    def _resumed_body(self, stream: OutStream, last_event_id: str, opening: List[bytes]) -> Iterable[bytes]:
-        yield from opening
-        yield from stream.events(after=last_event_id)
-
-    def _standalone_body(self, transport: HTTPSessionTransport, start: str, opening: List[bytes],
-                         gone: Optional[Callable[[], bool]]) -> Iterable[bytes]:
-        try:
-            yield from opening
-            yield from transport.standalone.events(after=start, gone=gone)  # type: ignore[union-attr]
-        finally:
-            transport.detach_standalone()
+        return serve_get(self, environ, headers, principal, start_response)  # (get_stream.py)
 
     # -- DELETE: end the session ---------------------------------------------------------------
 
