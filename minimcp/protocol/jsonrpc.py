@@ -181,7 +181,21 @@ def _reject_constant(name: str) -> None:
 
 
 # json.loads accepts NaN and Infinity by default; JSON (RFC 8259) does not.
-_loads = json.JSONDecoder(parse_constant=_reject_constant).decode
+_decoder = json.JSONDecoder(parse_constant=_reject_constant)
+_loads, _scan = _decoder.decode, _decoder.scan_once
+
+
+def _load(text: str) -> Any:
+    """``_loads(text)``; a line that is one value then JSON whitespace is read by the scanner
+    alone (it saves decode()'s two Python frames and two regex matches per message), anything
+    else goes through decode() itself, for its errors."""
+    try:
+        value, end = _scan(text, 0)
+    except (StopIteration, ValueError):  # leading whitespace, or not JSON: decode() says what
+        return _loads(text)
+    if end != len(text) and text[end:].strip(" \t\n\r"):  # (decode()'s whitespace, no more)
+        return _loads(text)  # trailing data: decode()'s "Extra data" error
+    return value
 
 
 def parse(data: Union[bytes, str]) -> Parsed:
@@ -200,7 +214,7 @@ def parse(data: Union[bytes, str]) -> Parsed:
     try:
         if not isinstance(data, str):
             data = data.decode("utf-8")  # MCP is UTF-8 (JSONDecoder.decode wants text)
-        value = _loads(data)
+        value = _load(data)
     except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
         return Malformed(PARSE_ERROR, f"Parse error: {exc}")
     except RecursionError:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..session import Handler
     from .server import Server
+    from .tools import ServerTool
 
 log: Logger = get_logger(__name__)
 
@@ -142,14 +143,16 @@ class ServerConnection:
 
     # -- tools, resources, prompts, completion ----------------------------------------
 
-    def call_tool(self, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
-        """Answer ``tools/call``: an unknown tool is a protocol error, a failing tool a result."""
+    def call_tool(self, params: Dict[str, Any], ctx: Context, tool: Optional[ServerTool] = None) -> Dict[str, Any]:
+        """Answer ``tools/call``: an unknown tool is a protocol error, a failing tool a result.
+        ``tool``: the one ``params["name"]`` names, when the caller has looked it up already."""
         name = params.get("name")
-        if not isinstance(name, str):
-            raise RPCError(INVALID_PARAMS, 'tools/call needs "name" (a string)')
-        tool = self.server.get_tool(name)
         if tool is None:
-            raise RPCError(INVALID_PARAMS, f"Unknown tool: {name!r}")
+            if not isinstance(name, str):
+                raise RPCError(INVALID_PARAMS, 'tools/call needs "name" (a string)')
+            tool = self.server.get_tool(name)
+            if tool is None:
+                raise RPCError(INVALID_PARAMS, f"Unknown tool: {name!r}")
         arguments = params.get("arguments")
         if arguments is None:
             arguments = {}
