@@ -182,7 +182,9 @@ def _reject_constant(name: str) -> None:
 
 # json.loads accepts NaN and Infinity by default; JSON (RFC 8259) does not.
 _decoder = json.JSONDecoder(parse_constant=_reject_constant)
-_loads, _scan = _decoder.decode, _decoder.scan_once
+_loads = _decoder.decode
+# (scan_once is made in JSONDecoder.__init__; the stubs lack it)
+_scan = _decoder.scan_once  # type: ignore[attr-defined]
 
 
 def _load(text: str) -> Any:
