@@ -38,11 +38,6 @@ class LogBridge:
         """A context manager mapping this thread to ``ctx`` while user code runs."""
         return _Handling(self, ctx)
 
-    def _enter(self, ctx: Any) -> None:
-        if self._handler is None and "logging" in sys.modules:
-            self._handler = _root_handler(self)
-        self._contexts[threading.get_ident()] = ctx
-
     def uninstall(self) -> None:
         """Stop forwarding (removes the handler from the root logger)."""
         if self._handler is not None:
@@ -83,8 +78,11 @@ class _Handling:
         self.ctx: Any = ctx  # the request's Context
 
     def __enter__(self) -> None:
-        if self.bridge.enabled:
-            self.bridge._enter(self.ctx)
+        bridge = self.bridge
+        if bridge.enabled:
+            if bridge._handler is None and "logging" in sys.modules:
+                bridge._handler = _root_handler(bridge)
+            bridge._contexts[threading.get_ident()] = self.ctx
 
     def __exit__(self, *exc_info: Any) -> None:
         if self.bridge.enabled:
