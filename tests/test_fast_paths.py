@@ -409,7 +409,9 @@ def test_a_tool_call_on_each_path_answers_as_before(version):
              call(3, "custom_with_ctx", {"text": "b"}).rstrip("\n") + " \t\r\n", call(4, "converted", {"point": [1, 2]}),
              call(5, "number", {"text": "four"}), call(6, "later", {"text": "up"}),
              call(7, "echo", {"text": 5}), call(8, "echo", {"text": "x"}).rstrip("\n") + "\x0c\n",
-             call(9, "echo", {"text": "x"}).rstrip("\n") + " {}\n"]
+             call(9, "echo", {"text": "x"}).rstrip("\n") + " {}\n",
+             call(10, "echo", {"text": "x", "deep": [[1]]}),
+             call(11, "echo", {"text": "x", "deep": "DEEP"}).replace('"DEEP"', "[" * 150 + "]" * 150)]
     out = subprocess.run([PY, "-I", "-c", TOOLS_RUN], input="".join(lines), capture_output=True, text=True,
                          timeout=60)
     assert out.returncode == 0, out.stderr
@@ -427,6 +429,9 @@ def test_a_tool_call_on_each_path_answers_as_before(version):
     errors = [a for a in answers if a.get("id") is None]
     assert [e["error"]["code"] for e in errors] == [-32700, -32700], answers
     assert "Extra data" in errors[0]["error"]["message"] and 8 not in by_id and 9 not in by_id
+    # arguments nested deeper than server.connection.MAX_DEPTH behind a flat one are still refused
+    assert "argument" in by_id[10]["result"]["content"][0]["text"]  # shallow: the tool's own check
+    assert by_id[11]["error"]["code"] == -32602 and "nested deeper" in by_id[11]["error"]["message"]
 
 
 def test_a_stdio_server_loads_neither_signal_py_nor_queue_py():

@@ -34,6 +34,11 @@ class LogBridge:
         self._contexts: Dict[int, Any] = {}
         self._handler: Any = None
 
+    def can_forward(self) -> bool:
+        """False while no record can reach a client: the bridge is off, or ``logging`` was never
+        imported (the handler goes on the root logger only once it is; before, nothing logs)."""
+        return self.enabled and (self._handler is not None or "logging" in sys.modules)
+
     def handling(self, ctx: Any) -> _Handling:
         """A context manager mapping this thread to ``ctx`` while user code runs."""
         return _Handling(self, ctx)
