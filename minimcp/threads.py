@@ -8,9 +8,13 @@ safety net, so a handler stuck in user code cannot keep the interpreter alive.
 from __future__ import annotations
 
 import itertools
-import queue
 import threading
 import time
+
+try:  # queue.SimpleQueue is this C type; queue.py itself loads heapq too (~2M instructions of a stdio start)
+    from _queue import SimpleQueue
+except ImportError:  # (an interpreter without it)
+    from queue import SimpleQueue
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
@@ -68,7 +72,7 @@ class WorkerPool:
 
     def __init__(self, max_workers: int) -> None:
         self.max_workers: int = max_workers
-        self._tasks: queue.SimpleQueue[Optional[Tuple[Callable[..., Any], Tuple[Any, ...]]]] = queue.SimpleQueue()
+        self._tasks: SimpleQueue[Optional[Tuple[Callable[..., Any], Tuple[Any, ...]]]] = SimpleQueue()
         self._idle = 0  # workers waiting for a task, not yet promised one (under _lock)
         self._threads: List[threading.Thread] = []
         self._lock = threading.Lock()
@@ -131,7 +135,7 @@ class Dispatcher:
         self.queued: int = 0
         #: Callbacks run so far (written by the dispatcher thread alone).
         self.ran: int = 0
-        self._queue: Optional[queue.SimpleQueue[Optional[Tuple[Callable[..., Any], Tuple[Any, ...]]]]] = None
+        self._queue: Optional[SimpleQueue[Optional[Tuple[Callable[..., Any], Tuple[Any, ...]]]]] = None
         self._lock = threading.Lock()
         self._closed = False
         self._ran = threading.Condition()  # catch_up() waits on it
@@ -144,7 +148,7 @@ class Dispatcher:
             if self._closed:
                 return
             if self._queue is None:
-                self._queue = queue.SimpleQueue()
+                self._queue = SimpleQueue()
                 self.thread = start_thread(self._loop, "dispatch")
             self.queued += 1
             self._queue.put((callback, args))

@@ -5,7 +5,9 @@
   sets and sends it from then on, as requests would;
 - the lock hand-off that replaced a Future: an answer, an error, a timeout, a cancel;
 - a 2026-07-28 request answered with no Session (``server.methods.answer_at_once``) answers as
-  the session would, and only requests that can neither stream nor be cancelled take it.
+  the session would, and only requests that can neither stream nor be cancelled take it;
+- a tools/call on each path of ServerTool.call and of jsonrpc's read and write answers as before,
+  and a stdio server loads neither signal.py nor queue.py.
 """
 
 import json
@@ -14,6 +16,7 @@ import socket
 import subprocess
 import threading
 
+import pytest
 import requests
 
 import minimcp
@@ -352,3 +355,95 @@ def test_a_stateless_app_with_a_default_log_level_still_streams_the_logs():
         events = [json.loads(line[5:]) for line in loud.text.splitlines() if line.startswith("data:") and line[5:].strip()]
         assert events[0]["method"] == "notifications/message" and "about y" in events[0]["params"]["data"]
         assert events[-1]["result"]["content"][0]["text"] == "y"
+
+
+TOOLS_RUN = """
+import atexit, sys
+from typing import Tuple
+atexit.register(lambda: sys.stderr.write(f"loaded: {sorted(m for m in ('signal', 'queue') if m in sys.modules)}\\n"))
+from minimcp import Context, Server
+server = Server("paths")
+
+@server.tool()
+def echo(text: str) -> str:
+    return text
+
+@server.tool()
+def with_ctx(text: str, ctx: Context) -> str:
+    return f"{text} {ctx.request_id}"
+
+@server.tool(input_schema={"type": "object", "properties": {"text": {"type": "string"}}})
+def custom_with_ctx(ctx: Context, **arguments) -> str:
+    return f"{arguments['text']} {ctx.request_id}"
+
+@server.tool()
+def converted(point: Tuple[int, int]) -> str:
+    return type(point).__name__
+
+@server.tool()
+def number(text: str) -> int:
+    return len(text)
+
+@server.tool()
+async def later(text: str) -> str:
+    return text.upper()
+
+server.run()
+"""
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2024-11-05"])
+def test_a_tool_call_on_each_path_answers_as_before(version):
+    """The shortcuts of ServerTool.call (arguments passed as given, a str result sent as its
+    text block at once) and of jsonrpc (a line read by the scanner alone, the C encoder called
+    directly) are taken only where they change nothing: ctx, converted arguments, a non-str
+    result, a coroutine, odd whitespace and trailing data each still get what they got before."""
+    def call(i, name, arguments):
+        return json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                           "params": {"name": name, "arguments": arguments}}) + "\n"
+
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    lines = [json.dumps(init) + "\n", '{"jsonrpc": "2.0", "method": "notifications/initialized"}\n',
+             call(1, "echo", {"text": "hi\u2028"}), "  " + call(2, "with_ctx", {"text": "a"}),
+             call(3, "custom_with_ctx", {"text": "b"}).rstrip("\n") + " \t\r\n", call(4, "converted", {"point": [1, 2]}),
+             call(5, "number", {"text": "four"}), call(6, "later", {"text": "up"}),
+             call(7, "echo", {"text": 5}), call(8, "echo", {"text": "x"}).rstrip("\n") + "\x0c\n",
+             call(9, "echo", {"text": "x"}).rstrip("\n") + " {}\n",
+             call(10, "echo", {"text": "x", "deep": [[1]]}),
+             call(11, "echo", {"text": "x", "deep": "DEEP"}).replace('"DEEP"', "[" * 150 + "]" * 150)]
+    out = subprocess.run([PY, "-I", "-c", TOOLS_RUN], input="".join(lines), capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "\u2028" not in out.stdout and "\\u2028" in out.stdout  # a line break in JSON text is escaped
+    answers = [json.loads(line) for line in out.stdout.splitlines()]
+    by_id = {a["id"]: a for a in answers}
+    text = {i: by_id[i]["result"]["content"][0]["text"] for i in range(1, 8)}
+    assert text == {1: "hi\u2028", 2: "a 2", 3: "b 3", 4: "tuple", 5: "4", 6: "UP",
+                    7: text[7]} and "argument 'text'" in text[7] and by_id[7]["result"]["isError"] is True
+    assert all(by_id[i]["result"]["isError"] is False for i in range(1, 7))
+    assert by_id[1]["result"] == {"content": [{"type": "text", "text": "hi\u2028"}], "isError": False}
+    structured = {"structuredContent": {"result": 4}} if version == "2025-11-25" else {}
+    assert by_id[5]["result"] == {"content": [{"type": "text", "text": "4"}], **structured, "isError": False}
+    # "\x0c" is whitespace to str.isspace() but not to JSON; nor is a second value after the first
+    errors = [a for a in answers if a.get("id") is None]
+    assert [e["error"]["code"] for e in errors] == [-32700, -32700], answers
+    assert "Extra data" in errors[0]["error"]["message"] and 8 not in by_id and 9 not in by_id
+    # arguments nested deeper than server.connection.MAX_DEPTH behind a flat one are still refused
+    assert "argument" in by_id[10]["result"]["content"][0]["text"]  # shallow: the tool's own check
+    assert by_id[11]["error"]["code"] == -32602 and "nested deeper" in by_id[11]["error"]["message"]
+
+
+def test_a_stdio_server_loads_neither_signal_py_nor_queue_py():
+    """Their C modules do the work (signal.py makes three IntEnums as it loads, queue.py loads
+    heapq): start, a call, end of stdin and exit load neither."""
+    script = STDIO_RUN.replace("'typing' in sys.modules", "sorted(m for m in ('signal', 'queue') if m in sys.modules)")
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    lines = [init, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+             {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}}]
+    out = subprocess.run([PY, "-I", "-c", script], input="".join(json.dumps(m) + "\n" for m in lines),
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert [json.loads(line)["id"] for line in out.stdout.splitlines()] == [1, 2]
+    assert "typing loaded: []" in out.stderr, out.stderr

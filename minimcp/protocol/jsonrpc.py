@@ -19,6 +19,7 @@ too, because in JSON ``true`` is not ``1`` but in Python ``True == 1``.
 from __future__ import annotations
 
 import json
+import json.encoder
 
 # Standard JSON-RPC error codes (JSON-RPC 2.0 §5.1), used by every MCP version.
 PARSE_ERROR = -32700
@@ -48,11 +49,6 @@ if TYPE_CHECKING:  # (at run time: __getattr__ below)
     from typing import Any, Dict, List, Optional, Union
 
     RequestId = Union[int, str]
-
-
-def _valid_id(value: Any) -> bool:
-    # bool is a subclass of int: exclude it explicitly.
-    return (type(value) is int) or isinstance(value, str)
 
 
 class Request:
@@ -181,7 +177,23 @@ def _reject_constant(name: str) -> None:
 
 
 # json.loads accepts NaN and Infinity by default; JSON (RFC 8259) does not.
-_loads = json.JSONDecoder(parse_constant=_reject_constant).decode
+_decoder = json.JSONDecoder(parse_constant=_reject_constant)
+_loads = _decoder.decode
+# (scan_once is made in JSONDecoder.__init__; the stubs lack it)
+_scan = _decoder.scan_once  # type: ignore[attr-defined]
+
+
+def _load(text: str) -> Any:
+    """``_loads(text)``; a line that is one value then JSON whitespace is read by the scanner
+    alone (it saves decode()'s two Python frames and two regex matches per message), anything
+    else goes through decode() itself, for its errors."""
+    try:
+        value, end = _scan(text, 0)
+    except (StopIteration, ValueError):  # leading whitespace, or not JSON: decode() says what
+        return _loads(text)
+    if end != len(text) and text[end:].strip(" \t\n\r"):  # (decode()'s whitespace, no more)
+        return _loads(text)  # trailing data: decode()'s "Extra data" error
+    return value
 
 
 def parse(data: Union[bytes, str]) -> Parsed:
@@ -200,7 +212,7 @@ def parse(data: Union[bytes, str]) -> Parsed:
     try:
         if not isinstance(data, str):
             data = data.decode("utf-8")  # MCP is UTF-8 (JSONDecoder.decode wants text)
-        value = _loads(data)
+        value = _load(data)
     except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
         return Malformed(PARSE_ERROR, f"Parse error: {exc}")
     except RecursionError:
@@ -219,7 +231,7 @@ def parse(data: Union[bytes, str]) -> Parsed:
 def from_dict(obj: Dict[str, Any]) -> Union[Message, Malformed]:
     """Classify one decoded JSON object as a message, checking its shape."""
     raw_id = obj.get("id")
-    msg_id = raw_id if _valid_id(raw_id) else None
+    msg_id = raw_id if type(raw_id) is int or isinstance(raw_id, str) else None  # (type(): a bool is no id)
     if obj.get("jsonrpc") != "2.0":
         return Malformed(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"', msg_id)
     method = obj.get("method")
@@ -254,16 +266,10 @@ def from_dict(obj: Dict[str, Any]) -> Union[Message, Malformed]:
 # One encoder, made once: compact separators (no spaces, and never a raw
 # newline: spec basic/transports "messages MUST NOT contain embedded
 # newlines"), non-ASCII kept as is, NaN/Infinity refused (they are not JSON).
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 _encode_ascii = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
-
-
-def _escape_separators(text: str) -> str:
-    # U+2028/U+2029/U+0085 are line breaks to str.splitlines(); inside JSON
-    # they can only be in strings, where the \u escape means the same.
-    if "\u2028" in text or "\u2029" in text or "\x85" in text:
-        text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085")
-    return text
+# The C encoder (None without the accelerator; not in the stubs): see dumps().
+_c_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
 
 
 def dumps(message: Union[Message, List[Message], Dict[str, Any]]) -> str:
@@ -279,7 +285,17 @@ def dumps(message: Union[Message, List[Message], Dict[str, Any]]) -> str:
         obj = message
     else:
         obj = message.to_dict()
-    return _escape_separators(_encode(obj))
+    if _c_make_encoder is None:
+        text = _encoder.encode(obj)
+    else:  # what _encoder.encode() runs, minus its two Python frames (~3.7k instructions a message);
+        # fresh cycle markers each time, as iterencode() makes them, so threads never share them.
+        text = "".join(_c_make_encoder({}, _encoder.default, json.encoder.encode_basestring, None,
+                                       ":", ",", False, False, False)(obj, 0))
+    # U+2028/U+2029/U+0085 are line breaks to str.splitlines(); inside JSON
+    # they can only be in strings, where the \u escape means the same.
+    if "\u2028" in text or "\u2029" in text or "\x85" in text:
+        text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085")
+    return text
 
 
 def encode(message: Union[Message, List[Message], Dict[str, Any]]) -> bytes:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..session import Handler
     from .server import Server
+    from .tools import ServerTool
 
 log: Logger = get_logger(__name__)
 
@@ -142,26 +143,36 @@ class ServerConnection:
 
     # -- tools, resources, prompts, completion ----------------------------------------
 
-    def call_tool(self, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
-        """Answer ``tools/call``: an unknown tool is a protocol error, a failing tool a result."""
+    def call_tool(self, params: Dict[str, Any], ctx: Context, tool: Optional[ServerTool] = None) -> Dict[str, Any]:
+        """Answer ``tools/call``: an unknown tool is a protocol error, a failing tool a result.
+        ``tool``: the one ``params["name"]`` names, when the caller has looked it up already."""
         name = params.get("name")
-        if not isinstance(name, str):
-            raise RPCError(INVALID_PARAMS, 'tools/call needs "name" (a string)')
-        tool = self.server.get_tool(name)
         if tool is None:
-            raise RPCError(INVALID_PARAMS, f"Unknown tool: {name!r}")
+            if not isinstance(name, str):
+                raise RPCError(INVALID_PARAMS, 'tools/call needs "name" (a string)')
+            tool = self.server.get_tool(name)
+            if tool is None:
+                raise RPCError(INVALID_PARAMS, f"Unknown tool: {name!r}")
         arguments = params.get("arguments")
         if arguments is None:
             arguments = {}
         elif type(arguments) is not dict:
             raise RPCError(INVALID_PARAMS, 'tools/call "arguments" must be an object')
-        elif too_deep(arguments, MAX_DEPTH):
-            raise RPCError(INVALID_PARAMS, f'Invalid params: tools/call "arguments" are nested deeper than '
-                                           f'{MAX_DEPTH} levels')
+        else:
+            for value in arguments.values():  # flat arguments (the usual case) need no walk: no call
+                if type(value) is dict or type(value) is list:
+                    if too_deep(arguments, MAX_DEPTH):
+                        raise RPCError(INVALID_PARAMS, f'Invalid params: tools/call "arguments" are nested '
+                                                       f'deeper than {MAX_DEPTH} levels')
+                    break
         if tool.scopes:  # (HTTP refused it earlier: a 403) the message is made only when it may be needed
             require_scopes(tool.scopes, ctx.principal, f"tool {name!r}")
-        with self.server.log_bridge.handling(ctx):
-            return tool.call(arguments, ctx, ctx.protocol_version or PROTOCOL_VERSION)
+        version = ctx.protocol_version or PROTOCOL_VERSION
+        bridge = self.server.log_bridge
+        if not bridge.can_forward():  # no record could reach the client: no mapping (the with's 4 calls saved)
+            return tool.call(arguments, ctx, version)
+        with bridge.handling(ctx):
+            return tool.call(arguments, ctx, version)
 
     def _resource_uri(self, params: Dict[str, Any]) -> str:
         uri = params.get("uri")

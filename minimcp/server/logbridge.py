@@ -34,14 +34,14 @@ class LogBridge:
         self._contexts: Dict[int, Any] = {}
         self._handler: Any = None
 
+    def can_forward(self) -> bool:
+        """False while no record can reach a client: the bridge is off, or ``logging`` was never
+        imported (the handler goes on the root logger only once it is; before, nothing logs)."""
+        return self.enabled and (self._handler is not None or "logging" in sys.modules)
+
     def handling(self, ctx: Any) -> _Handling:
         """A context manager mapping this thread to ``ctx`` while user code runs."""
         return _Handling(self, ctx)
-
-    def _enter(self, ctx: Any) -> None:
-        if self._handler is None and "logging" in sys.modules:
-            self._handler = _root_handler(self)
-        self._contexts[threading.get_ident()] = ctx
 
     def uninstall(self) -> None:
         """Stop forwarding (removes the handler from the root logger)."""
@@ -83,8 +83,11 @@ class _Handling:
         self.ctx: Any = ctx  # the request's Context
 
     def __enter__(self) -> None:
-        if self.bridge.enabled:
-            self.bridge._enter(self.ctx)
+        bridge = self.bridge
+        if bridge.enabled:
+            if bridge._handler is None and "logging" in sys.modules:
+                bridge._handler = _root_handler(bridge)
+            bridge._contexts[threading.get_ident()] = self.ctx
 
     def __exit__(self, *exc_info: Any) -> None:
         if self.bridge.enabled:

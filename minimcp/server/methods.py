@@ -54,7 +54,7 @@ def call_tool(connection: ServerConnection, params: Dict[str, Any], ctx: Context
     (a task, when the 2026-07-28 request declares the extension)."""
     tool = connection.server.get_tool(params.get("name"))
     if tool is None or tool.task is None or ctx.modern is None:
-        return connection.call_tool(params, ctx)
+        return connection.call_tool(params, ctx, tool)  # (the tool passed on: one lookup per call, not two)
     from .tasks import call_tool as call_with_task  # late, like every extension's code
 
     return call_with_task(connection, params, ctx)

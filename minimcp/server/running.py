@@ -8,7 +8,6 @@ when a server is run.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import threading
 
@@ -16,10 +15,16 @@ from ..logs import get_logger
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # pragma: no cover
+    import signal
     from logging import Logger
     from typing import Any, Callable, Dict, List, Optional
 
     from .server import Server
+else:
+    try:  # signal's own C module: signal.py makes three IntEnums as it loads (~3.6M instructions of a stdio start)
+        import _signal as signal
+    except ImportError:  # (an interpreter without it)
+        import signal
 
 log: Logger = get_logger(__name__)
 
@@ -101,7 +106,9 @@ def run_stdio(server: Server) -> None:
     try:
         session.serve_forever()
         if stopped:
-            log.info("%s; shut down", signal.Signals(stopped[0]).name)
+            from signal import Signals  # (late: the enum only for the name it logs)
+
+            log.info("%s; shut down", Signals(stopped[0]).name)
     except KeyboardInterrupt:  # (a SIGINT handler of the caller's own)
         log.info("interrupted; shutting down")
         session.stop()

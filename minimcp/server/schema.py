@@ -372,6 +372,7 @@ class FunctionSchema:
         self.wrap_output: bool
         self.output_schema, self.wrap_output = _output_schema(hints["return"] if "return" in hints else None)
         self._simple = is_simple(schema)
+        self.converts: bool = bool(self._converters)  #: True when bind() changes some argument
         self._required = tuple(required)
         self._fast = fast_types(properties) if not code.co_flags & _CO_VARKEYWORDS else None
 

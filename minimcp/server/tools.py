@@ -88,6 +88,11 @@ class ServerTool:
         self._custom_input = input_schema is not None
         self._check_input = checker(self.input_schema)
         self._check_output = checker(self.output_schema) if self.output_schema is not None else None
+        # Arguments go to the function as they came (no conversion, no ctx): bind() and its copy skipped.
+        self._as_given = not self.schema.context_param and (self._custom_input or not self.schema.converts)
+        # Text goes out as one text block, which every protocol version knows as is: for a function
+        # with no output schema, a str result skips tool_result() and result_for_version() (a per-call cost).
+        self._text_as_is = self.output_schema is None
 
     @property
     def can_run_inline(self) -> bool:
@@ -99,11 +104,6 @@ class ServerTool:
         """The definition without the fields ``version`` does not know (``tool.*`` in ``versions.FEATURES``)."""
         return strip(self.definition, "tool", version)
 
-    def _check_arguments(self, arguments: Dict[str, Any]) -> Optional[str]:
-        if self._custom_input:
-            return self._check_input(arguments, self.input_schema, "arguments")
-        return self.schema.validate(arguments)
-
     def call(self, arguments: Dict[str, Any], ctx: RequestContext, version: str = PROTOCOL_VERSION) -> Dict[str, Any]:
         """Validate, call the function, and build the ``CallToolResult`` for ``version``.
 
@@ -112,15 +112,24 @@ class ServerTool:
         model can read what went wrong and try again. ``structuredContent``
         is checked against ``outputSchema`` before it is sent.
         """
-        problem = self._check_arguments(arguments)
+        if self._custom_input:
+            problem = self._check_input(arguments, self.input_schema, "arguments")
+        else:
+            problem = self.schema.validate(arguments)
         if problem:
             return error_result(f"Invalid arguments for tool {self.name!r}: {problem}")
-        kwargs = arguments if self._custom_input else self.schema.bind(arguments)
-        if self.schema.context_param:
-            kwargs = dict(kwargs)
-            kwargs[self.schema.context_param] = ctx
+        if self._as_given:
+            kwargs = arguments
+        else:
+            kwargs = arguments if self._custom_input else self.schema.bind(arguments)
+            if self.schema.context_param:
+                kwargs = dict(kwargs)
+                kwargs[self.schema.context_param] = ctx
         try:
-            value = finish(self.fn(**kwargs), ctx)
+            value = self.fn(**kwargs)
+            if type(value) is str and self._text_as_is:  # (a str is no coroutine: finish() has nothing to do)
+                return {"content": [{"type": "text", "text": value}], "isError": False}
+            value = finish(value, ctx)
         except ToolError as exc:
             return error_result(str(exc))
         except (InputRequired, RequestFailed):

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import collections
 import os
-import signal
 import sys
 import threading
 
@@ -293,6 +292,8 @@ class SubprocessTransport(StdioTransport):
     def _reap(self) -> None:
         # A blocking wait() plus a watchdog thread: Popen.wait(timeout) polls
         # with sleeps of up to 50 ms, which every client exit would pay.
+        import signal  # late: only a client stops servers; a server's start-up skips it
+
         done = threading.Event()
         pgid = self.process.pid
 
