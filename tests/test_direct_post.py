@@ -3,8 +3,10 @@
 Against a scripted HTTP/1.1 server on a raw socket, which does what real servers and proxies
 do to a kept-alive connection:
 
-- closes it while it is idle (its keep-alive timeout): the next POST goes once more, on a
-  fresh connection, and is answered; the server reads it once;
+- closes it while it is idle (its keep-alive timeout): the next POST sees that before it goes
+  and takes a fresh connection; the server reads it once;
+- reads a POST and closes without answering (a worker killed mid-request): that request fails
+  with a clear error and is not sent again (a tool must not run twice); the next is answered;
 - closes it in the middle of an answer: that request fails with a clear error and is not
   sent again; the next request is answered on a fresh connection;
 - ``close()`` of the transport closes the connection it kept alive.
@@ -22,14 +24,16 @@ from minimcp.transports import Failed
 
 class ScriptedServer:
     """Answers the POSTs of each accepted connection as ``script`` says, one list per connection:
-    ``"answer"`` (JSON, kept alive), ``"cut"`` (half an answer, then close). After its list the
-    connection is closed, or with ``wait_for_eof`` read until the client closes it."""
+    ``"answer"`` (JSON, kept alive), ``"cut"`` (half an answer, then close), ``"drop"`` (read
+    the POST, close with no answer). After its list the connection is closed (``closed[i]`` is
+    set then), or with ``wait_for_eof`` read until the client closes it."""
 
     def __init__(self, script, wait_for_eof=False):
         self.script = script
         self.wait_for_eof = wait_for_eof
         self.bodies = []  # every POST body read, in order
         self.eof_seen = []  # per connection: did the client close it (wait_for_eof)
+        self.closed = [threading.Event() for _ in script]
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.listener.settimeout(10)
         self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}/mcp"
@@ -38,7 +42,7 @@ class ScriptedServer:
 
     def _serve(self):
         with self.listener:
-            for actions in self.script:
+            for index, actions in enumerate(self.script):
                 conn, _ = self.listener.accept()
                 with conn:
                     conn.settimeout(10)
@@ -46,6 +50,8 @@ class ScriptedServer:
                     for action in actions:
                         body = self._read_request(reader)
                         self.bodies.append(body)
+                        if action == "drop":
+                            break
                         answer = json.dumps({"jsonrpc": "2.0", "id": body["id"],
                                              "result": {"echo": body["id"]}}).encode()
                         head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
@@ -56,6 +62,7 @@ class ScriptedServer:
                     if self.wait_for_eof:
                         self.eof_seen.append(reader.read() == b"")  # (bounded by the socket's timeout)
                     reader.close()
+                self.closed[index].set()
 
     @staticmethod
     def _read_request(reader):
@@ -79,18 +86,35 @@ def call(transport, request_id):
     return transport.read()
 
 
-def test_a_kept_alive_connection_the_server_closed_while_idle_is_replaced_once():
+def test_a_kept_alive_connection_the_server_closed_while_idle_is_replaced():
     server = ScriptedServer([["answer"], ["answer"]])  # the first connection closes after one answer
     transport = StreamableHTTPTransport(server.url, timeout=10)
     try:
         first = call(transport, 1)
-        second = call(transport, 2)  # on the kept-alive connection the server closed: sent again, fresh
+        assert server.closed[0].wait(10)  # the server closed the kept-alive connection while idle
+        second = call(transport, 2)  # seen before the POST went: on a fresh connection
     finally:
         transport.close()
         server.join()
     assert type(first) is Response and first.result == {"echo": 1}
     assert type(second) is Response and second.result == {"echo": 2}, second
     assert [body["id"] for body in server.bodies] == [1, 2]  # each read once
+
+
+def test_a_post_read_then_dropped_without_an_answer_is_not_sent_again():
+    server = ScriptedServer([["answer", "drop"], ["answer"]])
+    transport = StreamableHTTPTransport(server.url, timeout=10)
+    try:
+        assert call(transport, 1).result == {"echo": 1}
+        dropped = call(transport, 2)  # read by the server, then its connection closed: no answer
+        answered = call(transport, 3)
+    finally:
+        transport.close()
+        server.join()
+    assert type(dropped) is Failed and dropped.request_id == 2
+    assert isinstance(dropped.error, ConnectionClosed) and "without answering" in str(dropped.error), dropped.error
+    assert type(answered) is Response and answered.result == {"echo": 3}
+    assert [body["id"] for body in server.bodies] == [1, 2, 3]  # 2 once: it may have run
 
 
 def test_an_answer_cut_off_fails_its_request_and_is_not_sent_again():

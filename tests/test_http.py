@@ -314,6 +314,14 @@ def test_stop_ends_the_accept_loop_at_once_whatever_its_poll_interval():
     assert not loop.is_alive()
 
 
+def test_a_stop_before_the_accept_loop_starts_keeps_it_from_starting():
+    """On a busy machine stop() can come before the accept thread runs: the loop must not
+    then start on the closed socket (it died with "Invalid file descriptor: -1")."""
+    running = BackgroundServer(lambda environ, start_response: [])
+    running.httpd.stop()  # (its socket is closed now)
+    running.httpd.serve_forever()  # what the late accept thread runs: returns at once, no error
+
+
 def test_a_restarted_server_means_a_new_session_transparently():
     port = BackgroundServer(lambda e, s: []).httpd.server_address[1]  # reserve a free port number
     first = BackgroundServer(make_server().wsgi_app(), port=port).start()

@@ -12,10 +12,12 @@ else. A :class:`DirectAnswer` has the few fields of a ``requests.Response``
 the transport reads, so the transport reads both kinds one way.
 
 A kept-alive connection the server closed while it was idle (its keep-alive
-timeout) shows when the next POST goes: the send fails, or the answer ends
-before its first byte (a server that closes a connection it read a request
-from answers first, or says ``Connection: close``). So that POST goes once
-more, on a fresh connection; after any byte of an answer, never.
+timeout) is found before it is used, as urllib3 does: an idle connection has
+nothing to read, so one that is readable (an end of stream) is dropped, and the
+POST goes on a fresh one. A POST that could not be sent at all goes once more
+on a fresh connection. Once it was sent, never: a connection that ends without
+an answer may have been read (a worker killed mid-request), and a tool must not
+run twice; that request fails, as it would through ``requests``.
 """
 
 import http.client
@@ -27,6 +29,8 @@ from urllib.parse import urlsplit
 
 import requests
 import requests.cookies  # (requests loads it itself: named so that type checkers know it)
+
+from .sockets import readable
 
 #: What a POST's answer is, to the transport: ``requests``' or ours.
 Answer = Union[requests.Response, "DirectAnswer"]
@@ -83,10 +87,10 @@ class DirectPost:
         connection, kept = self._take(timeout)
         try:
             raw, sock = _exchange(connection, self.path, body, merged)
-        except _Unanswered:
+        except _Unsent:
             if not kept:
                 raise
-            # A kept-alive connection the server closed while it was idle: it never read this POST.
+            # A kept-alive connection that broke as this POST went: the server never read it.
             connection = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
             raw, sock = _exchange(connection, self.path, body, merged)  # (once: a second failure is raised)
         if "Set-Cookie" in raw.msg:  # the server starts a cookie (a sticky load balancer): keep it
@@ -105,15 +109,19 @@ class DirectPost:
             connection.close()
 
     def _take(self, timeout: float) -> Tuple[http.client.HTTPConnection, bool]:
-        """An idle kept-alive connection (its timeout set to ``timeout``) and True, else a new one and False."""
-        with self._lock:
-            connection = self._idle.pop() if self._idle else None
-        if connection is None:
-            return http.client.HTTPConnection(self.host, self.port, timeout=timeout), False  # sets TCP_NODELAY
-        connection.timeout = timeout
-        if connection.sock is not None:  # (an SSE answer left it waiting with no timeout: no_read_timeout)
-            connection.sock.settimeout(timeout)
-        return connection, True
+        """An idle kept-alive connection still open (its timeout set to ``timeout``) and True,
+        else a new one (http.client's connect() sets TCP_NODELAY) and False."""
+        while True:
+            with self._lock:
+                connection = self._idle.pop() if self._idle else None
+            if connection is None:
+                return http.client.HTTPConnection(self.host, self.port, timeout=timeout), False
+            if connection.sock is None or readable(connection.sock):  # the server closed it while idle
+                connection.close()
+                continue  # (bounded: each turn takes one from the idle list)
+            connection.timeout = timeout
+            connection.sock.settimeout(timeout)  # (an SSE answer may have left it with none: no_read_timeout)
+            return connection, True
 
     def _give_back(self, connection: http.client.HTTPConnection) -> None:
         """Keep ``connection`` for the next POST (its answer was read to the end)."""
@@ -124,9 +132,9 @@ class DirectPost:
         connection.close()
 
 
-class _Unanswered(requests.ConnectionError):
-    """The POST did not reach the server: it could not be sent, or the connection ended
-    before the answer's first byte (on a kept-alive connection: the server had closed it)."""
+class _Unsent(requests.ConnectionError):
+    """The POST could not be sent (a refused connect, or a kept-alive connection that broke as
+    it went): the server did not read it, so it may go once more."""
 
 
 def _exchange(connection: http.client.HTTPConnection, path: str, body: bytes,
@@ -134,26 +142,36 @@ def _exchange(connection: http.client.HTTPConnection, path: str, body: bytes,
     """Send the POST; the answer (its status line and headers read) and the socket it is read from.
 
     Raises:
-        _Unanswered: the POST did not get to the server (it may go again, elsewhere).
-        requests.ConnectionError: any other failure (a timeout, a broken answer): never sent again.
+        _Unsent: the POST did not get to the server (it may go again).
+        requests.ConnectionError: any other failure (a timeout, no answer, a broken answer): the
+            server may have read the POST, so it is never sent again.
     """
     try:
         connection.request("POST", path, body, headers)
         sock = connection.sock  # (http.client hands it to the answer when the server ends the connection)
     except socket.timeout as exc:  # (some of the POST may be there: never sent again)
         connection.close()
-        raise requests.ConnectionError(f"POST {path}: {type(exc).__name__}: {exc}") from exc
+        raise requests.ConnectionError(f"POST {path}: no room to send within {connection.timeout} s") from exc
     except OSError as exc:  # (a refused connect too: nothing was sent)
         connection.close()
-        raise _Unanswered(f"POST {path}: {type(exc).__name__}: {exc}") from exc
+        raise _Unsent(f"POST {path}: {type(exc).__name__}: {exc}") from exc
+    except BaseException:  # a header http.client refuses, ...: the connection is half-used
+        connection.close()
+        raise
     try:
         return connection.getresponse(), sock
-    except http.client.RemoteDisconnected as exc:  # not one byte of an answer
+    except socket.timeout as exc:
         connection.close()
-        raise _Unanswered(f"POST {path}: {type(exc).__name__}: {exc}") from exc
-    except (OSError, http.client.HTTPException) as exc:
+        raise requests.ConnectionError(f"POST {path}: no answer within {connection.timeout} s "
+                                       f"(the timeout; raise it for slow tools)") from exc
+    except http.client.RemoteDisconnected as exc:  # not one byte of an answer (but it may have been read)
         connection.close()
-        raise requests.ConnectionError(f"POST {path}: {type(exc).__name__}: {exc}") from exc
+        raise requests.ConnectionError(f"POST {path}: the server closed the connection without answering") from exc
+    except BaseException as exc:
+        connection.close()
+        if isinstance(exc, (OSError, http.client.HTTPException)):
+            raise requests.ConnectionError(f"POST {path}: {type(exc).__name__}: {exc}") from exc
+        raise
 
 
 class DirectAnswer:
@@ -236,7 +254,9 @@ class DirectAnswer:
             connection, self._connection = self._connection, None
         if connection is None:
             return
-        if self._raw.isclosed() and not self._raw.will_close:  # (http.client closes it at the body's end)
+        raw = self._raw
+        if not raw.will_close and (raw.isclosed() or raw.length == 0):  # the body was read to its end
+            raw.close()  # (3.9's read1 leaves a body read to its length open; http.client closes it after)
             self._post._give_back(connection)
         else:
             self._raw.close()

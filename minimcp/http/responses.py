@@ -3,7 +3,8 @@
 Read a streaming body as it arrives, wake a thread blocked reading one, close a
 session's pooled connections now, and turn a failed POST into the JSON-RPC error
 its request gets. A response is ``requests``' or a direct POST's answer
-(direct.py: ``http.client`` underneath, so it reads, waits and aborts itself). ``requests`` is imported here as in the clients, and only there.
+(direct.py: ``http.client`` underneath, so it reads, waits and aborts itself).
+``requests`` is imported here as in the clients, and only there.
 """
 
 import socket

@@ -60,20 +60,28 @@ def linger(sock: socket.socket) -> None:
         pass  # reset, or the time is up: it is closed anyway
 
 
+def readable(sock: socket.socket) -> bool:
+    """True when ``sock`` has bytes, an end of stream or a reset to read now (one poll, no wait);
+    True as well for a socket that is closed already."""
+    try:
+        if hasattr(select, "poll"):  # select() fails on descriptors past 1023
+            poller = select.poll()
+            poller.register(sock, select.POLLIN)
+            return bool(poller.poll(0))
+        return bool(select.select([sock], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True
+
+
 def client_gone(sock: socket.socket) -> bool:
     """True once the client closed or reset the connection.
 
     For a long response (an SSE stream) whose client sends nothing more:
     readable then means the end of the stream, or a reset. It costs one poll.
     """
+    if not readable(sock):
+        return False
     try:
-        if hasattr(select, "poll"):  # select() fails on descriptors past 1023
-            poller = select.poll()
-            poller.register(sock, select.POLLIN)
-            if not poller.poll(0):
-                return False
-        elif not select.select([sock], [], [], 0)[0]:
-            return False
         return sock.recv(1, socket.MSG_PEEK) == b""
     except (OSError, ValueError):
         return True

@@ -274,14 +274,17 @@ class WSGIServer(socketserver.ThreadingMixIn, HTTPServer):
         # stop() writes a byte here to end the accept loop's wait at once (socketserver's own loop
         # looks for a shutdown request only every poll_interval: half a second per stop).
         self._wake_read, self._wake_write = socket.socketpair()
-        self._loop_ended = threading.Event()
+        self._loop_ended, self._loop_lock = threading.Event(), threading.Lock()  # (the lock: see serve_forever)
         self._loop_ended.set()  # (no loop runs yet)
         super().__init__(address, _Handler)
 
     def serve_forever(self, poll_interval: float = 0.5) -> None:
         """Accept connections until :meth:`shutdown` (or :meth:`stop`); ``poll_interval`` is
         unused: the loop sleeps until a connection comes or it is told to stop."""
-        self._loop_ended.clear()
+        with self._loop_lock:  # a stop() that came before the loop began keeps it from beginning
+            if self.stopping.is_set():
+                return  # (server_close() may have closed the socket)
+            self._loop_ended.clear()
         try:
             with selectors.DefaultSelector() as selector:
                 selector.register(self.socket, selectors.EVENT_READ)
@@ -306,7 +309,8 @@ class WSGIServer(socketserver.ThreadingMixIn, HTTPServer):
 
     def shutdown(self) -> None:
         """Stop the accept loop and wait for it to end (connections already served go on)."""
-        self.stopping.set()
+        with self._loop_lock:
+            self.stopping.set()
         try:
             self._wake_write.send(b"x")
         except OSError:
