@@ -22,6 +22,13 @@ BASELINE = "minimcp@baseline"
 # -- which trees --------------------------------------------------------------------------------
 
 
+def add_run_options(parser, jobs=True):
+    """``--repeat`` (runs per figure, the median kept) and, with ``jobs``, ``--jobs`` (runs side by side)."""
+    parser.add_argument("--repeat", type=int, default=3, help="runs per figure, the median kept (default 3)")
+    if jobs:
+        parser.add_argument("--jobs", type=int, default=2, help="counted runs side by side (default 2)")
+
+
 def add_tree_options(parser, repo):
     """``--minimcp-from`` (default ``repo``) and ``--baseline``: the trees whose package is counted."""
     parser.add_argument("--minimcp-from", default=repo, metavar="DIR",

@@ -126,7 +126,7 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=2000, help="pipelined calls for the per-call figure "
                                                                 "(default 2000)")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per figure, the median kept (default 3)")
+    callgrind.add_run_options(parser, jobs=False)
     callgrind.add_tree_options(parser, REPO)
     args = parser.parse_args()
     trees = callgrind.trees_to_count(parser, args)

@@ -58,8 +58,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=1000, help="calls for the per-call figure (default 1000)")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per figure, the median kept (default 3)")
-    parser.add_argument("--jobs", type=int, default=2, help="counted runs side by side (default 2)")
+    callgrind.add_run_options(parser)
     parser.add_argument("--transports", default="stdio,http", help="comma-separated (default: stdio,http)")
     callgrind.add_tree_options(parser, REPO)
     args = parser.parse_args()
