@@ -457,6 +457,7 @@ class Server:
 
         On stdio, the process's stdout carries the protocol and nothing else: while serving, ``print()``
         goes to stderr. Returns (so the process exits 0) when stdin closes, on SIGTERM, or on Ctrl-C.
+        On the main thread, what exists when it starts is left out of garbage collection (``gc.freeze()``).
         ``"http"`` serves :meth:`wsgi_app` (``options`` go to it, ``auth=`` too, but the built-in
         server's ``max_connections``, default 256) at ``http://host:port/mcp`` until Ctrl-C or
         SIGTERM, then stops gracefully, and says where on stderr (``serving MCP at
