@@ -291,6 +291,20 @@ def test_dumps_refuses_objects_that_are_not_json():
         dumps(Response(1, {"x": object()}))
 
 
+def test_dumps_refuses_a_circular_or_too_deep_message_with_a_value_error():
+    """The shared encoder keeps no cycle markers: a cycle (or nesting past the recursion limit)
+    is the ValueError callers turn into -32603, not a RecursionError nobody catches."""
+    circular = {}
+    circular["self"] = circular
+    deep = []
+    for _ in range(5000):
+        deep = [deep]
+    for result in (circular, {"x": deep}):
+        with pytest.raises(ValueError, match="circular"):
+            dumps(Response(1, result))
+    assert dumps(Response(1, {"ok": [1, {"a": None}]})) == '{"jsonrpc":"2.0","id":1,"result":{"ok":[1,{"a":null}]}}'
+
+
 def test_encode_is_utf8_of_dumps_without_trailing_newline():
     message = Request(1, "m", {"city": "Kraków"})
     assert encode(message) == dumps(message).encode("utf-8")

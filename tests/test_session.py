@@ -55,13 +55,16 @@ def test_errors_come_back_as_rpc_errors_and_the_session_lives_on(pair):
     b.handlers["crash"] = lambda params, ctx: 1 / 0
     b.handlers["not_json"] = lambda params, ctx: {"value": object()}
     b.handlers["nan"] = lambda params, ctx: {"value": float("nan")}
+    circular = {}
+    circular["self"] = circular
+    b.handlers["circular"] = lambda params, ctx: circular
     with pytest.raises(RPCError) as info:
         a.request("refuse")
     assert (info.value.code, info.value.message, info.value.data) == (-32602, "bad thing", {"field": "x"})
     with pytest.raises(RPCError) as info:
         a.request("crash")
     assert info.value.code == jsonrpc.INTERNAL_ERROR and "division by zero" in info.value.message
-    for method in ("not_json", "nan"):
+    for method in ("not_json", "nan", "circular"):
         with pytest.raises(RPCError) as info:
             a.request(method)
         assert info.value.code == jsonrpc.INTERNAL_ERROR

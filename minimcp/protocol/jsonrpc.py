@@ -268,15 +268,20 @@ def from_dict(obj: Dict[str, Any]) -> Union[Message, Malformed]:
 # newlines"), non-ASCII kept as is, NaN/Infinity refused (they are not JSON).
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 _encode_ascii = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
-# The C encoder (None without the accelerator; not in the stubs): see dumps().
+# The C encoder that _encoder.encode() makes for every message, made once (None without the
+# accelerator; not in the stubs): two Python frames and an encoder object less a message (~4.5k
+# instructions). It keeps no cycle markers, so it holds no state and threads share it; a cycle
+# is then a RecursionError, which dumps() turns into the ValueError the markers would give.
 _c_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
+_c_encode: Any = None if _c_make_encoder is None else _c_make_encoder(
+    None, _encoder.default, json.encoder.encode_basestring, None, ":", ",", False, False, False)
 
 
 def dumps(message: Union[Message, List[Message], Dict[str, Any]]) -> str:
     """Serialise a message (or a batch, or an already-built dict) to one line of JSON.
 
     Raises:
-        ValueError: the message holds a value JSON cannot carry (NaN, infinity).
+        ValueError: the message holds a value JSON cannot carry (NaN, infinity), or is circular.
         TypeError: the message holds an object that is not JSON-serialisable.
     """
     if isinstance(message, list):
@@ -285,12 +290,10 @@ def dumps(message: Union[Message, List[Message], Dict[str, Any]]) -> str:
         obj = message
     else:
         obj = message.to_dict()
-    if _c_make_encoder is None:
-        text = _encoder.encode(obj)
-    else:  # what _encoder.encode() runs, minus its two Python frames (~3.7k instructions a message);
-        # fresh cycle markers each time, as iterencode() makes them, so threads never share them.
-        text = "".join(_c_make_encoder({}, _encoder.default, json.encoder.encode_basestring, None,
-                                       ":", ",", False, False, False)(obj, 0))
+    try:
+        text = _encoder.encode(obj) if _c_encode is None else "".join(_c_encode(obj, 0))
+    except RecursionError:  # (with no markers, a cycle nests until the interpreter's limit)
+        raise ValueError("the message is circular, or nested deeper than the recursion limit") from None
     # U+2028/U+2029/U+0085 are line breaks to str.splitlines(); inside JSON
     # they can only be in strings, where the \u escape means the same.
     if "\u2028" in text or "\u2029" in text or "\x85" in text:
