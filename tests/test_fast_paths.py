@@ -1,7 +1,7 @@
 """The performance fast paths keep the behaviour of the paths they skip (issue 14).
 
 - a stdio server whose tools have builtin hints starts, and runs to its exit, without importing
-  ``typing``, ``signal.py`` or ``queue.py``;
+  ``typing``, ``signal.py`` or ``queue.py``, and with what start-up made frozen out of the collector;
 - the HTTP client's direct POST (``http.client`` beside requests) keeps a cookie the server
   sets and sends it from then on, as requests would;
 - the lock hand-off that replaced a Future: an answer, an error, a timeout, a cancel;
@@ -54,13 +54,15 @@ def test_a_stdio_server_with_builtin_hints_starts_without_typing():
 
 
 STDIO_RUN = """
-import atexit, sys
+import atexit, gc, sys
 atexit.register(lambda: sys.stderr.write(f"loaded: {sorted(m for m in ('typing', 'signal', 'queue') if m in sys.modules)}\\n"))
+atexit.register(lambda: sys.stderr.write(f"frozen: {gc.get_freeze_count() > 0}\\n"))
 from minimcp import Server
 server = Server("plain")
 
 @server.tool()
 def echo(text: str) -> str:
+    '''Return the text.'''
     return text
 
 server.run()
@@ -83,6 +85,7 @@ def test_a_stdio_server_runs_to_its_exit_without_typing_signal_or_queue():
     answers = [json.loads(line) for line in out.stdout.splitlines()]
     assert [a["id"] for a in answers] == [1, 2, 3] and answers[2]["result"]["content"][0]["text"] == "hi"
     assert "loaded: []" in out.stderr, out.stderr
+    assert "frozen: True" in out.stderr, out.stderr  # run() froze what start-up made (gc.freeze)
 
 
 def test_hints_typing_must_resolve_still_give_the_same_schema():

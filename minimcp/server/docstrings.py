@@ -48,10 +48,12 @@ class _lazy_re:  # noqa: N801 (reads like re.compile)
         return getattr(self._compiled, attr)
 
 
-# Compiled on first use (re.compile is ~0.5 ms each: start-up time for a stdio server).
-_SECTION = _lazy_re(r"^(Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments|Other Parameters|"
-                      r"Returns?|Yields?|Raises|Examples?|Notes?|See Also|References|Warnings?)\s*:?\s*$")
+# A section starts at a line that is one of these words, perhaps with a colon.
 _ARGS_SECTIONS = {"Args", "Arguments", "Parameters", "Params", "Keyword Args", "Keyword Arguments"}
+_SECTIONS = _ARGS_SECTIONS | {"Other Parameters", "Return", "Returns", "Yield", "Yields", "Raises", "Example",
+                              "Examples", "Note", "Notes", "See Also", "References", "Warning", "Warnings"}
+# Compiled on first use, so only for a docstring with an Args section (re.compile is ~0.5 ms
+# each: start-up time for a stdio server).
 _GOOGLE_ARG = _lazy_re(r"^\*{0,2}(\w+)(?:\s*\(([^)]*)\))?:\s*(.*)$")  # "name (type): text"
 _NUMPY_ARG = _lazy_re(r"^\*{0,2}(\w+)\s*(?::\s*(.*))?$")  # "name : type", text on the next lines
 
@@ -67,6 +69,16 @@ def _cleandoc(doc: str) -> List[str]:
     while cleaned and not cleaned[0]:
         cleaned.pop(0)
     return cleaned
+
+
+def _section_header(line: str) -> Optional[str]:
+    """The section a line starts (``Args``, ``Returns:`` ...), or None."""
+    if line.startswith(" "):
+        return None
+    name = line.strip()
+    if name.endswith(":"):
+        name = name[:-1].rstrip()
+    return name if name in _SECTIONS else None
 
 
 def parse_docstring(doc: Optional[str]) -> Tuple[str, Dict[str, str]]:
@@ -86,9 +98,9 @@ def parse_docstring(doc: Optional[str]) -> Tuple[str, Dict[str, str]]:
     i = 0
     while i < len(lines):
         line = lines[i]
-        header = _SECTION.match(line.strip()) if not line.startswith(" ") else None
+        header = _section_header(line)
         if header:
-            section = header.group(1)
+            section = header
             current = None
             entry_indent = None
             if i + 1 < len(lines) and set(lines[i + 1].strip()) == {"-"}:
