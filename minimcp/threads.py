@@ -232,7 +232,8 @@ class Readers:
         self.session: Session = session
         self.read_lock: threading.Lock = threading.Lock()
         self.state: threading.Lock = threading.Lock()
-        self.waiting: int = 0  # threads waiting for the read lock
+        #: Threads waiting for the read lock or reading (under ``state``; read by the lock's holder alone).
+        self.waiting: int = 0
         self.threads: List[threading.Thread] = []
         self.eof: bool = False
         self.error: Optional[ConnectionClosed] = None
@@ -260,12 +261,10 @@ class Readers:
         read, state, read_lock = session.transport.read, self.state, self.read_lock
         max_workers = session.max_workers
         me = threading.get_ident()
+        with state:
+            self.waiting += 1
         while True:
-            with state:
-                self.waiting += 1
             read_lock.acquire()
-            with state:
-                self.waiting -= 1
             if self.eof:
                 read_lock.release()
                 self._ended.set()
@@ -295,16 +294,24 @@ class Readers:
                 read_lock.release()
                 continue
             with state:
+                # It counts itself out only now that it has a request to handle: the count is read
+                # here alone, by the read lock's holder, so counting the holder in changes nothing
+                # (and saves a lock a call).
+                self.waiting -= 1
                 handle_here = self.waiting > 0  # someone reads next: handle this one here
                 if not handle_here and len(self.threads) < max_workers:
                     self.threads.append(start_thread(self.run, "handler"))
                     handle_here = True
+                if not handle_here:
+                    self.waiting += 1  # it reads on
             if not handle_here:  # every thread is busy: queue it, keep reading
                 session.submit(ctx)
                 read_lock.release()
                 continue
             read_lock.release()
             session.run(ctx)
+            with state:
+                self.waiting += 1
 
     def join(self, timeout: float) -> None:
         """Join the threads within ``timeout`` seconds in all (after the end of the stream each
