@@ -167,6 +167,63 @@ def test_a_body_past_the_cap_gets_a_413_the_client_can_read(http):
         conn.close()
 
 
+# -- the request head (minimcp.http.request: RFC 9112 §3, §5) -------------------------------------
+
+LIST = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"}}}})
+
+
+def post_with(fields, request_line="POST /mcp HTTP/1.1"):
+    """A 2026-07-28 tools/list with the given header lines: nothing before it is needed."""
+    return (f"{request_line}\r\nHost: 127.0.0.1\r\nAccept: {ACCEPT}\r\nContent-Type: application/json\r\n"
+            f"MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\n{fields}Content-Length: {len(LIST)}\r\n\r\n{LIST}").encode()
+
+
+@pytest.mark.parametrize("fields, status", [
+    pytest.param("X-Folded: a\r\n  continued\r\n", b"400", id="obs-fold"),
+    pytest.param("Host : 127.0.0.1\r\n", b"400", id="space-before-colon"),
+    pytest.param("no colon here\r\n", b"400", id="no-colon"),
+    pytest.param(": no name\r\n", b"400", id="no-name"),
+    pytest.param("X-Long: " + "a" * 70000 + "\r\n", b"431", id="line-too-long"),
+    pytest.param("".join(f"X-{i}: {i}\r\n" for i in range(101)), b"431", id="too-many-fields"),
+])
+def test_a_header_field_a_server_must_refuse_is_refused_and_the_server_serves_on(http, fields, status):
+    with socket.create_connection(("127.0.0.1", port_of(http)), timeout=10) as sock:
+        sock.sendall(post_with(fields))
+        answer = read_response(sock)
+    assert answer.startswith(b"HTTP/1.1 " + status) and b"Connection: close" in answer, answer[:200]
+    with socket.create_connection(("127.0.0.1", port_of(http)), timeout=10) as sock:
+        sock.sendall(post_with("Connection: close\r\n"))
+        assert read_response(sock).startswith(b"HTTP/1.1 200")
+
+
+@pytest.mark.parametrize("request_line, status", [
+    pytest.param("POST /mcp HTTP/2.0", b"505", id="http-2"),
+    pytest.param("POST /mcp HTTX/1.1", b"400", id="not-http"),
+    pytest.param("POST /mcp HTTP/1.1 extra", b"400", id="four-words"),
+    pytest.param("GET /mcp", b"400", id="http-0.9"),
+])
+def test_a_bad_request_line_gets_its_status_line(http, request_line, status):
+    with socket.create_connection(("127.0.0.1", port_of(http)), timeout=10) as sock:
+        sock.sendall(post_with("", request_line))
+        assert read_response(sock).startswith(b"HTTP/1.1 " + status)
+
+
+def test_fields_keep_their_order_and_match_any_case_and_100_continue_is_answered(http):
+    """Names match whatever their case (``mcp-protocol-version``), values lose their outer
+    whitespace, ``Expect: 100-continue`` gets its interim answer, and the connection stays open."""
+    head = (f"POST /mcp HTTP/1.1\r\nhost:127.0.0.1\r\naccept:   {ACCEPT}  \r\ncontent-type: application/json\r\n"
+            f"mcp-protocol-version: 2026-07-28\r\nmcp-method: tools/list\r\nExpect: 100-continue\r\nContent-Length: {len(LIST)}\r\n\r\n")
+    with socket.create_connection(("127.0.0.1", port_of(http)), timeout=10) as sock:
+        sock.sendall(head.encode())
+        assert sock.recv(4096).startswith(b"HTTP/1.1 100 Continue\r\n\r\n")
+        sock.sendall(LIST.encode())
+        sock.sendall(post_with("Connection: close\r\n"))  # the same connection: a second request
+        answers = read_response(sock)
+    assert answers.count(b"HTTP/1.1 200") == 2 and answers.count(b'"result":') == 2, answers
+
+
 # -- 10: HTTP/1.0 --------------------------------------------------------------------------------
 
 
