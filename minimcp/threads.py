@@ -232,7 +232,7 @@ class Readers:
         self.session: Session = session
         self.read_lock: threading.Lock = threading.Lock()
         self.state: threading.Lock = threading.Lock()
-        #: Threads waiting for the read lock or reading (under ``state``; read by the lock's holder alone).
+        #: Threads waiting for the read lock or reading, not handling (under ``state``; read by the lock's holder alone).
         self.waiting: int = 0
         self.threads: List[threading.Thread] = []
         self.eof: bool = False
@@ -288,6 +288,8 @@ class Readers:
             try:
                 ctx = session.accept(message)  # responses and notifications: handled right here
             except BaseException:
+                with state:
+                    self.waiting -= 1  # (this thread ends: the count must not promise it)
                 read_lock.release()
                 raise
             if ctx is None:

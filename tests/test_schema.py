@@ -651,7 +651,7 @@ def test_bind_converts_whole_floats_inside_a_typeddict():
             dropped
         """, ("Summary with a colon: inside.", {}), id="other-sections-dropped"),
     pytest.param("Args:\n    a: only args\n", ("", {"a": "only args"}), id="no-summary"),
-    pytest.param("Summary.\n\nArgs :\n    a: spaced colon\nReturns\n    dropped\nArgs::\n    not a header\n",
+    pytest.param("Summary.\n\nArgs :\n    a: spaced colon\nReturns\n    dropped\nArgs::\n    b: not an arg\n",
                  ("Summary.", {"a": "spaced colon"}), id="header-spellings"),
     pytest.param("\tTabbed.\n\n\tArgs:\n\t\tx: tab arg\n", ("Tabbed.", {"x": "tab arg"}), id="tabs"),
     pytest.param("""Summary.

@@ -3,10 +3,11 @@
 ``http.server`` reads header fields with ``email.parser``, which builds a mail
 message for them (~60 us a request, a quarter of the built-in server's time for
 a ``tools/call``). A WSGI app needs only the fields as name/value pairs, so they
-are read here in a loop, with ``http.client``'s limits (a line of at most 64 KiB,
-at most 100 fields: past either, 431), and a field the RFC says a server must
-refuse is refused (400): a name with whitespace before its colon (§5.1), a line
-with no colon, an obsolete folded line (§5.2).
+are read here in a loop, within limits (a line of at most 64 KiB, at most 100
+fields: past either, 431), and a field line that is not ``token ":" value`` is
+refused (400): a name that is not an RFC 9110 token (whitespace before the colon
+included, §5.1 of RFC 9112), no colon, an obsolete folded line (§5.2), a CR or
+NUL in the value (RFC 9110 §5.5).
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ if TYPE_CHECKING:
 
 #: The longest request line or header line read (``http.client``'s limit).
 MAX_LINE = 65536
-#: The most header fields read (``http.client``'s limit).
+#: The most header fields read (one more is a 431).
 MAX_FIELDS = 100
+#: What a field name may be made of (RFC 9110 §5.6.2 ``token``).
+TOKEN = frozenset("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
 
 class HeadError(Exception):
@@ -64,8 +67,8 @@ class Fields:
         return f"Fields({self._items!r})"
 
 
-def read_request_line(line: str) -> Tuple[str, str, str]:
-    """``(method, target, version)`` from ``method SP target SP HTTP/x.y`` (RFC 9112 §3).
+def read_request_line(line: str) -> Tuple[str, str, str, Tuple[int, int]]:
+    """``(method, target, version, (major, minor))`` from ``method SP target SP HTTP/x.y`` (RFC 9112 §3).
 
     Raises:
         HeadError: 400 for anything else (HTTP/0.9's two words included); 505 for HTTP/2 and later.
@@ -75,20 +78,22 @@ def read_request_line(line: str) -> Tuple[str, str, str]:
         raise HeadError(400, f"Bad request syntax ({line[:200]!r})")
     method, target, version = words
     numbers = version[5:].split(".") if version.startswith("HTTP/") else []
-    if len(numbers) != 2 or not all(n.isdigit() and len(n) <= 10 for n in numbers):
+    # (isascii: "²".isdigit() is true, and int() refuses it)
+    if len(numbers) != 2 or not all(n.isascii() and n.isdigit() and len(n) <= 10 for n in numbers):
         raise HeadError(400, f"Bad request version ({version[:200]!r})")
-    if int(numbers[0]) >= 2:
+    number = int(numbers[0]), int(numbers[1])
+    if number >= (2, 0):
         raise HeadError(505, f"Invalid HTTP version ({version[5:200]})")
     if target.startswith("//"):  # one slash, as http.server makes it (gh-87389)
         target = "/" + target.lstrip("/")
-    return method, target, version
+    return method, target, version, number
 
 
 def read_fields(rfile: Any) -> Fields:
     """Read header lines up to the empty line that ends them.
 
     Raises:
-        HeadError: 431 for a line or a count past the limits; 400 for a field a server must refuse.
+        HeadError: 431 for a line or a count past the limits; 400 for a line that is not a field.
     """
     items: List[Tuple[str, str]] = []
     while True:
@@ -101,9 +106,11 @@ def read_fields(rfile: Any) -> Fields:
             raise HeadError(431, "Too many headers")
         text = line.decode("latin-1")  # (what http.client decodes header lines as)
         name, colon, value = text.partition(":")
-        if not colon or not name or name != name.strip(" \t") or text[0] in " \t\r\n":
+        value = value.rstrip("\r\n").strip(" \t")
+        # (a folded line starts with whitespace: not a token either)
+        if not colon or not name or not TOKEN.issuperset(name) or "\r" in value or "\x00" in value:
             raise HeadError(400, f"Bad header line ({text[:200].rstrip()!r})")
-        items.append((name, value.strip(" \t\r\n")))
+        items.append((name, value))
 
 
 class Body:

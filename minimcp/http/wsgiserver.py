@@ -8,14 +8,12 @@ yielded; close-delimited for HTTP/1.0, which has no chunks), ``TCP_NODELAY``
 stop: stop accepting, end the SSE streams, let in-flight requests finish,
 release the port.
 
-Hostile clients are bounded: at most ``max_connections`` connections are
-served (past it the oldest idle keep-alive connection is closed, or the new
-one gets a 503); a bad ``Content-Length`` is a 400; and a connection closed
-with a request body still unread is closed *lingering* (our side shut, the
-rest of the body read and dropped, within bounds) so the client reads the
-answer instead of a reset.
-
-For production, run the same WSGI app under gunicorn or waitress instead.
+Hostile clients are bounded: at most ``max_connections`` connections are served (past it
+the oldest idle keep-alive connection is closed, or the new one gets a 503); a bad request
+head (:mod:`minimcp.http.request`) or ``Content-Length`` is a 400; and a connection closed
+with a request unread is closed *lingering* (our side shut, the rest read and dropped,
+within bounds) so the client reads the answer instead of a reset. For production, run the
+same WSGI app under gunicorn or waitress instead.
 """
 
 import selectors
@@ -59,6 +57,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def handle_one_request(self) -> None:
         """Read one request and run the app for it (any method)."""
+        self.command, self.request_version, self.requestline = "", "HTTP/1.0", ""  # (what send_error reads)
         self.server.mark_idle(self.request, True)  # waiting for a request: the first to close at the cap
         try:
             self.raw_requestline = self.rfile.readline(65537)
@@ -87,17 +86,17 @@ class _Handler(BaseHTTPRequestHandler):
     def parse_request(self) -> bool:
         """Read the request line and the header fields (:mod:`minimcp.http.request`: http.server's own
         reads the fields with ``email.parser``); False, answered, if the request cannot be served."""
-        self.command, self.request_version, self.close_connection = "", "HTTP/1.0", True  # (for send_error)
-        self.requestline = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
+        self.close_connection, self.requestline = True, str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
         if not self.requestline.strip():
             return False  # an empty line where a request should be: closed unanswered, as http.server does
         try:
-            self.command, self.path, self.request_version = read_request_line(self.requestline)
+            self.command, self.path, self.request_version, number = read_request_line(self.requestline)
             self.headers = read_fields(self.rfile)  # type: ignore[assignment]  # (the part of a Message used)
         except HeadError as exc:
             self.send_error(exc.status, exc.reason)
+            self._linger()  # (the rest of the head unread: the client reads the answer, not a reset)
             return False
-        connection, before_1_1 = self.headers.get("Connection", "").lower(), self.request_version < "HTTP/1.1"
+        connection, before_1_1 = self.headers.get("Connection", "").lower(), number < (1, 1)
         self.close_connection = connection == "close" or (before_1_1 and connection != "keep-alive")
         if not before_1_1 and self.headers.get("Expect", "").lower() == "100-continue":
             return self.handle_expect_100()
@@ -146,6 +145,8 @@ class _Handler(BaseHTTPRequestHandler):
         }
         # One pass over the fields as they came.
         for name, value in self.headers.raw_items():
+            if "_" in name:  # Content_Length would pass for Content-Length (dropped, as gunicorn and nginx do)
+                continue
             key = "HTTP_" + name.upper().replace("-", "_")
             if key == "HTTP_CONTENT_TYPE" or key == "HTTP_CONTENT_LENGTH":
                 environ.setdefault(key[5:], value)  # the first one, as headers.get() gives
@@ -172,7 +173,7 @@ class _Handler(BaseHTTPRequestHandler):
         return client_gone(self.connection)
 
     def _run_app(self) -> None:
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+        if self.headers.get("Transfer-Encoding") is not None:  # any coding: the body's end would be unknown
             self.send_error(411, "Length Required: send a Content-Length")
             self._linger()
             return

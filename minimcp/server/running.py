@@ -37,6 +37,8 @@ def run(server: Server, transport: str, host: str, port: int, websocket_path: Op
     Raises:
         ValueError: ``transport`` is not ``"stdio"``, ``"http"`` or ``"websocket"``.
     """
+    if transport not in ("stdio", "http", "websocket"):
+        raise ValueError(f"unknown transport {transport!r}; use 'stdio', 'http' or 'websocket'")
     if threading.current_thread() is threading.main_thread():  # the server owns the process
         # What exists now (the modules, the registry) lives as long as the process: frozen, the
         # garbage collector never walks it again, in a full collection or at exit (a stdio
@@ -65,8 +67,6 @@ def run(server: Server, transport: str, host: str, port: int, websocket_path: Op
         serve(app, host, port, ready=None if quiet else say_where,
               websockets={websocket_path: server} if websocket_path else None, max_connections=max_connections)
         return
-    if transport != "stdio":
-        raise ValueError(f"unknown transport {transport!r}; use 'stdio', 'http' or 'websocket'")
     run_stdio(server)
 
 
