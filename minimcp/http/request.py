@@ -117,7 +117,9 @@ class Body:
     """``wsgi.input``: the request body, never read past its Content-Length."""
 
     def __init__(self, rfile: Any, length: int) -> None:
-        self.rfile, self.remaining = rfile, length
+        self.rfile: Any = rfile
+        #: The bytes of the body not read yet.
+        self.remaining: int = length
 
     def read(self, size: int = -1) -> bytes:
         """Up to ``size`` bytes of the body (all that is left when ``size`` is negative)."""
