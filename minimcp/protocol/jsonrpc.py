@@ -269,7 +269,7 @@ def from_dict(obj: Dict[str, Any]) -> Union[Message, Malformed]:
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 _encode_ascii = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 # The C encoder that _encoder.encode() makes for every message, made once (None without the
-# accelerator; not in the stubs): two Python frames and an encoder object less a message (~4.5k
+# accelerator; not in the stubs): two Python frames and an encoder object less a message (~6k
 # instructions). It keeps no cycle markers, so it holds no state and threads share it; a cycle
 # is then a RecursionError, which dumps() turns into the ValueError the markers would give.
 _c_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
