@@ -6,6 +6,7 @@ the answer until it is all sent). spec basic/transports "Security Warning"
 and "Session Management"; RFC 9112 for the HTTP framing.
 """
 
+import io
 import json
 import socket
 import threading
@@ -17,6 +18,7 @@ import requests
 from test_http import ACCEPT, INIT, Raw, call, make_server
 
 from minimcp.http import streams
+from minimcp.http.request import read_fields
 from minimcp.http.wsgiserver import BackgroundServer
 
 from conftest import shared_server
@@ -175,9 +177,18 @@ LIST = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": 
 
 
 def post_with(fields, request_line="POST /mcp HTTP/1.1"):
-    """A 2026-07-28 tools/list with the given header lines: nothing before it is needed."""
+    """A 2026-07-28 tools/list with the given header lines (one byte a character, as sent on the
+    wire): nothing before it is needed."""
     return (f"{request_line}\r\nHost: 127.0.0.1\r\nAccept: {ACCEPT}\r\nContent-Type: application/json\r\n"
-            f"MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\n{fields}Content-Length: {len(LIST)}\r\n\r\n{LIST}").encode()
+            f"MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\n{fields}Content-Length: {len(LIST)}\r\n\r\n"
+            f"{LIST}").encode("latin-1")
+
+
+def exchange(running, data):
+    """Send ``data`` on a new connection; return all the server sends until it closes it."""
+    with socket.create_connection(("127.0.0.1", port_of(running)), timeout=10) as sock:
+        sock.sendall(data)
+        return read_response(sock)
 
 
 @pytest.mark.parametrize("fields, status", [
@@ -195,13 +206,9 @@ def post_with(fields, request_line="POST /mcp HTTP/1.1"):
     pytest.param("".join(f"X-{i}: {i}\r\n" for i in range(101)), b"431", id="too-many-fields"),
 ])
 def test_a_header_field_a_server_must_refuse_is_refused_and_the_server_serves_on(http, fields, status):
-    with socket.create_connection(("127.0.0.1", port_of(http)), timeout=10) as sock:
-        sock.sendall(post_with(fields).decode().encode("latin-1"))
-        answer = read_response(sock)
+    answer = exchange(http, post_with(fields))
     assert answer.startswith(b"HTTP/1.1 " + status) and b"Connection: close" in answer, answer[:200]
-    with socket.create_connection(("127.0.0.1", port_of(http)), timeout=10) as sock:
-        sock.sendall(post_with("Connection: close\r\n"))
-        assert read_response(sock).startswith(b"HTTP/1.1 200")
+    assert exchange(http, post_with("Connection: close\r\n")).startswith(b"HTTP/1.1 200")
 
 
 @pytest.mark.parametrize("request_line, status", [
@@ -215,9 +222,7 @@ def test_a_header_field_a_server_must_refuse_is_refused_and_the_server_serves_on
 ])
 def test_a_bad_request_line_gets_its_status_line(http, request_line, status):
     """Each answered with a status line (a 400 for a bad version had none from http.server)."""
-    with socket.create_connection(("127.0.0.1", port_of(http)), timeout=10) as sock:
-        sock.sendall(post_with("", request_line).decode().encode("latin-1"))
-        assert read_response(sock).startswith(b"HTTP/1.1 " + status)
+    assert exchange(http, post_with("", request_line)).startswith(b"HTTP/1.1 " + status)
 
 
 def test_fields_match_any_case_and_100_continue_is_answered(http):
@@ -232,6 +237,8 @@ def test_fields_match_any_case_and_100_continue_is_answered(http):
         sock.sendall(post_with("Connection: close\r\n"))  # the same connection: a second request
         answers = read_response(sock)
     assert answers.count(b"HTTP/1.1 200") == 2 and answers.count(b'"result":') == 2, answers
+    fields = read_fields(io.BytesIO(b"Accept: \t a, b \t\r\nX-Twice: 1\r\nx-twice: 2\r\n\r\n"))
+    assert fields.get("ACCEPT") == "a, b" and fields.get("x-TWICE") == "1" and fields.get_all("X-Twice") == ["1", "2"]
 
 
 # -- 10: HTTP/1.0 --------------------------------------------------------------------------------
@@ -428,7 +435,5 @@ def test_run_http_passes_max_connections_to_the_built_in_server():
 def test_a_field_name_with_an_underscore_is_not_taken_for_its_dashed_twin(http):
     """``Content_Length: 5`` would be CONTENT_LENGTH in the environ while the body is framed by
     the real Content-Length: dropped, as gunicorn and nginx drop such names."""
-    with socket.create_connection(("127.0.0.1", port_of(http)), timeout=10) as sock:
-        sock.sendall(post_with("Content_Length: 5\r\nConnection: close\r\n"))
-        answer = read_response(sock)
+    answer = exchange(http, post_with("Content_Length: 5\r\nConnection: close\r\n"))
     assert answer.startswith(b"HTTP/1.1 200") and b'"tools":' in answer, answer[:300]
