@@ -102,6 +102,9 @@ class RequestContext:
         if not incoming.hold(self):  # the session is ending already
             self.cancelled.set()
             return
+        readers = self.session._readers
+        if readers is not None:  # (a stdio server: it may wait for ever, so it reads no more)
+            readers.let_go()
         try:
             self.cancelled.wait()
         finally:

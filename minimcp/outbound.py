@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Dict, Optional
 
     from .inflight import ProgressCallback
-    from .threads import Dispatcher
+    from .threads import Dispatcher, Readers
 
 
 class Outbound:
@@ -35,6 +35,7 @@ class Outbound:
     name: str
     _outgoing: Outgoing
     _dispatcher: Dispatcher
+    _readers: Optional[Readers]
 
     def _send(self, message: Any, related_to: Any = None) -> None:
         if self.trace:
@@ -97,6 +98,8 @@ class Outbound:
 
     def _wait(self, request_id: int, pending: _Pending, timeout: float, max_timeout: Optional[float]) -> Any:
         started = time.monotonic()
+        if self._readers is not None:  # a stdio server's handler may hold the reading: someone must
+            self._readers.let_go()     # read the answer, now rather than a watch's tick later
         try:
             return pending.wait(timeout, max_timeout)
         except NoAnswer:

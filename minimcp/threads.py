@@ -209,21 +209,33 @@ class Dispatcher:
             self._ran.notify_all()
 
 
-class Readers:
-    """``serve_forever``'s threads: leader/follower, so no request waits for a thread to wake.
+#: How long (seconds) a request may run on the reading thread before the watch lets the reading
+#: go to another thread: so a slow handler delays the next read by at most about twice this.
+WATCH_TICK = 0.005
+#: Ticks with no new request after which the watch stops ticking, so an idle server never wakes.
+IDLE_TICKS = 20
 
-    One thread at a time (the leader) holds the read lock and reads. A
-    response or notification it reads, it handles itself (quickly, in order).
-    A request: it first makes sure another thread is waiting to read (starting
-    one if none is), lets go of the read lock, and runs the handler itself, so
-    the answer is not delayed by a hand-off; meanwhile the next thread reads,
-    and a slow handler never stops the reading. At ``max_workers`` busy
-    threads, requests go to the worker pool instead and the leader reads on.
-    (Measured in benchmarks/stdio.py: the hand-off to a pool thread was the
-    largest cost of a sequential call.)
+
+class Readers:
+    """``serve_forever``'s threads: the thread that reads a request runs it, and reading goes on.
+
+    One thread at a time (the leader) holds the read lock and reads. A response or
+    notification it reads, it handles itself (quickly, in order). A request it runs itself
+    too, keeping the read lock, while another thread, *the watch*, waits for the lock with a
+    timeout of :data:`WATCH_TICK`: when one request has run for a whole tick, the watch lets
+    the lock go on the leader's behalf and reads on, so a slow handler never stops the reading
+    (a ping, a cancel). A quick call costs no hand-off at all: no wake-up, no lock passed.
+    (Measured in benchmarks/stdio.py: the hand-off was the largest cost of a sequential call.)
+
+    A handler that waits on the peer (a request of its own) lets the reading go at once
+    (:meth:`let_go`). With no watch ticking (none is waiting, or it stopped after
+    :data:`IDLE_TICKS` idle ticks), the leader hands the reading to a waiting thread (starting
+    one if none waits) before it runs the request; at ``max_workers`` threads, requests go to
+    the worker pool and the leader reads on. The thread that is done with a handed-off
+    request becomes the watch.
 
     The thread that called ``serve_forever`` is not one of them: it waits in
-    :meth:`wait` for the end of the stream, then closes the session. So no
+    :meth:`serve` for the end of the stream, then closes the session. So no
     handler, however stuck, can keep it from giving the grace period and
     cancelling, and it is never inside a read or write when a signal comes.
     """
@@ -231,13 +243,21 @@ class Readers:
     def __init__(self, session: Session) -> None:
         self.session: Session = session
         self.read_lock: threading.Lock = threading.Lock()
+        #: Guards ``waiting``, ``watching``, ``inline``, ``started`` and ``threads`` (``eof`` and
+        #: ``reading`` are plain flags, so that a signal handler may set them).
         self.state: threading.Lock = threading.Lock()
-        #: Threads waiting for the read lock or reading, not handling (under ``state``; read by the lock's holder alone).
+        #: Threads waiting for the read lock (the watch among them).
         self.waiting: int = 0
+        #: True while one of the waiting threads watches the leader (ticks).
+        self.watching: bool = False
+        #: The ident of the leader while it runs a request with the read lock held, else None.
+        self.inline: Optional[int] = None
+        #: Requests run with the read lock held, so far (the watch tells a slow one by it).
+        self.started: int = 0
         self.threads: List[threading.Thread] = []
         self.eof: bool = False
         self.error: Optional[ConnectionClosed] = None
-        #: The ident of the thread that took the read lock last (it may be blocked in read()).
+        #: The ident of the thread that read last (it may be blocked in read()).
         self.reading: Optional[int] = None
         self._ended = threading.Event()
 
@@ -257,18 +277,75 @@ class Readers:
 
     def run(self) -> None:
         """Take turns reading and handling until the stream ends."""
-        session = self.session
-        read, state, read_lock = session.transport.read, self.state, self.read_lock
-        max_workers = session.max_workers
         me = threading.get_ident()
+        while True:
+            self._follow()
+            if not self._lead(me):
+                return
+
+    def _follow(self) -> None:
+        """Wait for the read lock, as the watch if no other thread watches."""
+        state = self.state
         with state:
             self.waiting += 1
+            watch = not self.watching
+            self.watching = True
+        if not watch or not self._watch():
+            self.read_lock.acquire()
+        with state:
+            self.waiting -= 1
+
+    def _watch(self) -> bool:
+        """Wait for the read lock, ticking: let it go for a request that ran a whole tick; stop
+        ticking when idle. True once the lock is held, False when it stopped watching."""
+        read_lock, state = self.read_lock, self.state
+        seen, idle = -1, 0
+        while not read_lock.acquire(True, WATCH_TICK):
+            with state:
+                if self.inline is not None and self.started == seen:
+                    self.inline = None  # the same request as a tick ago: read on for it
+                    read_lock.release()
+                elif self.started == seen:
+                    idle += 1
+                    if idle >= IDLE_TICKS:
+                        self.watching = False
+                        return False
+                else:
+                    idle = 0
+                seen = self.started
+        with state:
+            self.watching = False
+        return True
+
+    def let_go(self) -> None:
+        """Let the reading go now if this thread runs a request with the read lock held: it is
+        about to wait on the peer, whose answer someone must read. Otherwise, nothing."""
+        me = threading.get_ident()
+        if self.inline != me:  # (only this thread sets it to its own ident)
+            return
+        with self.state:
+            if self.inline == me:
+                self.inline = None
+                self.read_lock.release()
+
+    def _end_inline(self, me: int) -> bool:
+        """A request run with the read lock held is done: True if this thread still holds it."""
+        with self.state:
+            if self.inline == me:
+                self.inline = None
+                return True
+            return False
+
+    def _lead(self, me: int) -> bool:
+        """Read and handle, holding the read lock, until it is let go (True: follow again) or
+        the stream ends (False)."""
+        session = self.session
+        read, state, read_lock = session.transport.read, self.state, self.read_lock
         while True:
-            read_lock.acquire()
             if self.eof:
                 read_lock.release()
                 self._ended.set()
-                return
+                return False
             self.reading = me
             try:
                 message = read()
@@ -284,36 +361,40 @@ class Readers:
                 self.eof = True
                 read_lock.release()
                 self._ended.set()
-                return
+                return False
             try:
                 ctx = session.accept(message)  # responses and notifications: handled right here
             except BaseException:
-                with state:
-                    self.waiting -= 1  # (this thread ends: the count must not promise it)
                 read_lock.release()
                 raise
             if ctx is None:
-                read_lock.release()
                 continue
             with state:
-                # It counts itself out only now that it has a request to handle: the count is read
-                # here alone, by the read lock's holder, so counting the holder in changes nothing
-                # (and saves a lock a call).
-                self.waiting -= 1
-                handle_here = self.waiting > 0  # someone reads next: handle this one here
-                if not handle_here and len(self.threads) < max_workers:
-                    self.threads.append(start_thread(self.run, "handler"))
-                    handle_here = True
-                if not handle_here:
-                    self.waiting += 1  # it reads on
-            if not handle_here:  # every thread is busy: queue it, keep reading
+                inline = self.watching  # someone watches: run it here, the lock held
+                if inline:
+                    self.inline = me
+                    self.started += 1
+                else:
+                    hand_off = self.waiting > 0  # someone reads next
+                    if not hand_off and len(self.threads) < session.max_workers:
+                        self.threads.append(start_thread(self.run, "handler"))
+                        hand_off = True
+            if inline:
+                try:
+                    session.run(ctx)
+                except BaseException:
+                    if self._end_inline(me):
+                        read_lock.release()  # (this thread ends: the others must not wait for the lock)
+                    raise
+                if self._end_inline(me):
+                    continue
+                return True  # the reading was let go meanwhile: follow
+            if not hand_off:  # every thread is busy: queue it, read on
                 session.submit(ctx)
-                read_lock.release()
                 continue
             read_lock.release()
             session.run(ctx)
-            with state:
-                self.waiting += 1
+            return True
 
     def join(self, timeout: float) -> None:
         """Join the threads within ``timeout`` seconds in all (after the end of the stream each

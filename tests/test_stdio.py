@@ -225,6 +225,32 @@ def test_concurrent_calls_from_many_threads_are_matched():
         assert mismatches == []
 
 
+# -- the thread that reads a call runs it: the reading goes on all the same (threads.Readers) --
+
+
+def test_a_call_that_waits_for_the_next_line_gets_it_read(raw):
+    """The reading thread runs a quick call itself, keeping the reading; this call is not quick
+    (it waits for the echo sent right behind it), so the watch lets the reading go for it."""
+    raw.initialize()
+    for i in range(5):  # a few quick calls first: the watch is ticking by now
+        raw.send(call(i + 1, "echo", {"text": f"warm-up {i}"}))
+        assert raw.recv()["id"] == i + 1
+    raw.send(call(10, "wait_for_echo", {"text": "right behind"}))
+    raw.send(call(11, "echo", {"text": "right behind"}))
+    replies = {reply["id"]: reply["result"]["content"][0]["text"] for reply in (raw.recv(), raw.recv())}
+    assert replies == {10: "seen", 11: "right behind"}
+
+
+def test_a_call_that_asks_the_client_lets_the_reading_go_at_once(tmp_path):
+    """With the watch slowed to an hour, only let_go() can hand the reading on: a tool asking
+    for the client's roots gets them, mid-call, and the next call is answered. (2025-11-25: in
+    2026-07-28 a tool asks by returning, and the client calls again with the answer.)"""
+    with start_testing_server("--slow-watch", roots=[str(tmp_path)], protocol="2025-11-25") as client:
+        for _ in range(3):
+            assert client.call_tool("roots_count", {}, timeout=10).structured == {"result": 1}
+        assert client.call_tool("echo", {"text": "still reading"}).text == "still reading"
+
+
 def test_timeout_sends_cancelled_and_the_handler_sees_it():
     """spec basic/lifecycle "Timeouts": on timeout the sender SHOULD send notifications/cancelled."""
     lines: queue.Queue = queue.Queue()

@@ -1,6 +1,9 @@
 """A stdio server with tools made to test the edges: slow, crashing, printing, huge.
 
-Usage: python testing_server.py [--banner]   (--banner prints a non-JSON line to stdout first)
+Usage: python testing_server.py [--banner] [--slow-watch]
+
+--banner prints a non-JSON line to stdout first; --slow-watch makes the reading threads' watch
+tick once an hour, so only what lets the reading go at once can do so (threads.Readers).
 """
 
 import os
@@ -10,11 +13,16 @@ import threading
 from minimcp import Context, Server, ToolError
 
 server = Server("testing", version="0.0.1")
+_echoed = threading.Condition()  # wait_for_echo waits on it for an echo
+_echo_texts = set()  # the texts echoed so far
 
 
 @server.tool()
 def echo(text: str) -> str:
     """Return the text."""
+    with _echoed:
+        _echo_texts.add(text)
+        _echoed.notify_all()
     return text
 
 
@@ -76,6 +84,20 @@ def count(n: int, ctx: Context) -> str:
 
 
 @server.tool()
+def roots_count(ctx: Context) -> int:
+    """Ask the client for its roots (a request to the client, mid-call); return how many."""
+    return len(ctx.list_roots(timeout=10))
+
+
+@server.tool()
+def wait_for_echo(text: str, ctx: Context) -> str:
+    """Block until an echo of `text` has been called meanwhile (or 10 s pass)."""
+    with _echoed:
+        found = _echoed.wait_for(lambda: text in _echo_texts, 10)
+    return "seen" if found else "not seen"
+
+
+@server.tool()
 def thread_count() -> int:
     """How many threads the server runs now."""
     return threading.active_count()
@@ -85,4 +107,7 @@ if __name__ == "__main__":
     if "--banner" in sys.argv:
         sys.stdout.write("Welcome to the testing server!\n")
         sys.stdout.flush()
+    if "--slow-watch" in sys.argv:
+        import minimcp.threads
+        minimcp.threads.WATCH_TICK = 3600.0
     server.run()
