@@ -19,7 +19,7 @@ except ImportError:  # (an interpreter without it)
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
     from logging import Logger
-    from typing import Any, Callable, List, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
     from .session import Session
 
@@ -210,29 +210,39 @@ class Dispatcher:
 
 
 #: How long (seconds) a request may run on the reading thread before the watch lets the reading
-#: go to another thread: so a slow handler delays the next read by at most about twice this.
+#: go to another thread: a request that turns out slow delays the next read by at most about
+#: twice this (the requests that run there are the quick kinds, see QUICK).
 WATCH_TICK = 0.005
 #: Ticks with no new request after which the watch stops ticking, so an idle server never wakes.
 IDLE_TICKS = 20
+#: A request runs on the reading thread only if the last one of its kind (method and name) took
+#: less than this (seconds), so a queue of them holds the next read up by little; a slower kind,
+#: or one not seen yet, gets a reading thread of its own, as concurrent clients need.
+QUICK = 0.0005
+#: The most kinds whose last duration is kept (the names come from the peer).
+MAX_KINDS = 1024
 
 
 class Readers:
-    """``serve_forever``'s threads: the thread that reads a request runs it, and reading goes on.
+    """``serve_forever``'s threads: a quick request runs on the thread that read it, and reading goes on.
 
     One thread at a time (the leader) holds the read lock and reads. A response or
-    notification it reads, it handles itself (quickly, in order). A request it runs itself
-    too, keeping the read lock, while another thread, *the watch*, waits for the lock with a
-    timeout of :data:`WATCH_TICK`: when one request has run for a whole tick, the watch lets
-    the lock go on the leader's behalf and reads on, so a slow handler never stops the reading
-    (a ping, a cancel). A quick call costs no hand-off at all: no wake-up, no lock passed.
-    (Measured in benchmarks/stdio.py: the hand-off was the largest cost of a sequential call.)
+    notification it reads, it handles itself (quickly, in order). A request of a kind whose
+    last run was quick (under :data:`QUICK`: an ``echo``, a list) it runs itself too, keeping
+    the read lock: no wake-up, no lock passed, which is what makes sequential calls fast
+    (measured in benchmarks/stdio.py: the hand-off was the largest cost of a sequential call).
+    Meanwhile another thread, *the watch*, waits for the lock with a timeout of
+    :data:`WATCH_TICK`: if that request is still running a whole tick later, the watch lets the
+    lock go on the leader's behalf and reads on, so a tool that is slow this once still
+    cannot stop the reading (a ping, a cancel). A handler that waits on the peer (a request
+    of its own, a held-open listen) lets the reading go at once (:meth:`let_go`).
 
-    A handler that waits on the peer (a request of its own) lets the reading go at once
-    (:meth:`let_go`). With no watch ticking (none is waiting, or it stopped after
-    :data:`IDLE_TICKS` idle ticks), the leader hands the reading to a waiting thread (starting
-    one if none waits) before it runs the request; at ``max_workers`` threads, requests go to
-    the worker pool and the leader reads on. The thread that is done with a handed-off
-    request becomes the watch.
+    Any other request (a slower kind, one not seen yet, or any while no thread watches) gets
+    the reading handed to a waiting thread (one is started if none waits) before the leader
+    runs it, so concurrent requests run at once; at ``max_workers`` threads, requests go to
+    the worker pool and the leader reads on. A thread that comes back to wait while no thread
+    watches becomes the watch; the watch stops ticking after :data:`IDLE_TICKS` ticks with no
+    new request, so an idle server never wakes.
 
     The thread that called ``serve_forever`` is not one of them: it waits in
     :meth:`serve` for the end of the stream, then closes the session. So no
@@ -254,6 +264,8 @@ class Readers:
         self.inline: Optional[int] = None
         #: Requests run with the read lock held, so far (the watch tells a slow one by it).
         self.started: int = 0
+        #: Per kind of request (method, name): was the last one quick? (see :data:`QUICK`)
+        self.quick: Dict[Tuple[str, Optional[str]], bool] = {}
         self.threads: List[threading.Thread] = []
         self.eof: bool = False
         self.error: Optional[ConnectionClosed] = None
@@ -369,23 +381,29 @@ class Readers:
                 raise
             if ctx is None:
                 continue
+            name = ctx.params.get("name")
+            kind = (ctx.method, name if type(name) is str else None)
+            quick = self.quick.get(kind, False)
             with state:
-                inline = self.watching  # someone watches: run it here, the lock held
+                inline = quick and self.watching  # quick, and someone watches: run it here, the lock held
                 if inline:
                     self.inline = me
                     self.started += 1
+                    self.reading = None  # (not in a read: a signal must not interrupt the handler)
                 else:
                     hand_off = self.waiting > 0  # someone reads next
                     if not hand_off and len(self.threads) < session.max_workers:
                         self.threads.append(start_thread(self.run, "handler"))
                         hand_off = True
             if inline:
+                begun = time.monotonic()
                 try:
                     session.run(ctx)
                 except BaseException:
                     if self._end_inline(me):
                         read_lock.release()  # (this thread ends: the others must not wait for the lock)
                     raise
+                self._took(kind, time.monotonic() - begun)
                 if self._end_inline(me):
                     continue
                 return True  # the reading was let go meanwhile: follow
@@ -393,8 +411,15 @@ class Readers:
                 session.submit(ctx)
                 continue
             read_lock.release()
+            begun = time.monotonic()
             session.run(ctx)
+            self._took(kind, time.monotonic() - begun)
             return True
+
+    def _took(self, kind: Tuple[str, Optional[str]], seconds: float) -> None:
+        """Keep whether a request of this kind was quick, for the next one (bounded)."""
+        if len(self.quick) < MAX_KINDS or kind in self.quick:
+            self.quick[kind] = seconds < QUICK
 
     def join(self, timeout: float) -> None:
         """Join the threads within ``timeout`` seconds in all (after the end of the stream each

@@ -229,16 +229,33 @@ def test_concurrent_calls_from_many_threads_are_matched():
 
 
 def test_a_call_that_waits_for_the_next_line_gets_it_read(raw):
-    """The reading thread runs a quick call itself, keeping the reading; this call is not quick
-    (it waits for the echo sent right behind it), so the watch lets the reading go for it."""
+    """The reading thread runs a quick kind of call itself, keeping the reading; this one is
+    quick at first (what it waits for came already), then slow once (it waits for the echo sent
+    right behind it): the watch lets the reading go for it."""
     raw.initialize()
-    for i in range(5):  # a few quick calls first: the watch is ticking by now
-        raw.send(call(i + 1, "echo", {"text": f"warm-up {i}"}))
-        assert raw.recv()["id"] == i + 1
+    raw.send(call(1, "echo", {"text": "early"}))
+    assert raw.recv()["id"] == 1
+    for i in range(4):  # quick ones first: the kind is timed, and the watch is ticking by now
+        raw.send(call(i + 2, "wait_for_echo", {"text": "early"}))
+        assert raw.recv()["result"]["content"][0]["text"] == "seen"
     raw.send(call(10, "wait_for_echo", {"text": "right behind"}))
     raw.send(call(11, "echo", {"text": "right behind"}))
     replies = {reply["id"]: reply["result"]["content"][0]["text"] for reply in (raw.recv(), raw.recv())}
     assert replies == {10: "seen", 11: "right behind"}
+
+
+def test_pipelined_calls_shorter_than_a_tick_still_run_at_once(raw):
+    """Only quick kinds of request run on the reading thread: eight pipelined 4 ms naps (under
+    the watch's tick, over QUICK) are each handed a reading thread, so they overlap; run on
+    the reader one after another, as a queue of them once was, they never would."""
+    raw.initialize()
+    for i in range(3):  # the nap's kind is timed first (and the watch is ticking)
+        raw.send(call(i + 1, "nap", {"ms": 4}))
+        assert raw.recv()["id"] == i + 1
+    for i in range(8):
+        raw.send(call(10 + i, "nap", {"ms": 4}))
+    most = max(raw.recv()["result"]["structuredContent"]["result"] for _ in range(8))
+    assert most >= 2
 
 
 def test_a_call_that_asks_the_client_lets_the_reading_go_at_once(tmp_path):

@@ -9,6 +9,7 @@ tick once an hour, so only what lets the reading go at once can do so (threads.R
 import os
 import sys
 import threading
+import time
 
 from minimcp import Context, Server, ToolError
 
@@ -95,6 +96,22 @@ def wait_for_echo(text: str, ctx: Context) -> str:
     with _echoed:
         found = _echoed.wait_for(lambda: text in _echo_texts, 10)
     return "seen" if found else "not seen"
+
+
+@server.tool()
+def nap(ms: float) -> int:
+    """Sleep `ms` milliseconds; return how many naps ran at once at most, so far."""
+    global _napping, _most_napping
+    with _echoed:
+        _napping += 1
+        _most_napping = max(_most_napping, _napping)
+    time.sleep(ms / 1000)
+    with _echoed:
+        _napping -= 1
+        return _most_napping
+
+
+_napping = _most_napping = 0
 
 
 @server.tool()
