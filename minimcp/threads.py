@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from time import monotonic  # (one global, not time.monotonic's two lookups: twice a request)
 
 try:  # queue.SimpleQueue is this C type; queue.py itself loads heapq too (~2M instructions of a stdio start)
     from _queue import SimpleQueue
@@ -396,14 +397,15 @@ class Readers:
                         self.threads.append(start_thread(self.run, "handler"))
                         hand_off = True
             if inline:
-                begun = time.monotonic()
+                begun = monotonic()
                 try:
                     session.run(ctx)
                 except BaseException:
                     if self._end_inline(me):
                         read_lock.release()  # (this thread ends: the others must not wait for the lock)
                     raise
-                self._took(kind, time.monotonic() - begun)
+                if monotonic() - begun >= QUICK:  # (a kind still quick is kept as it is: no write)
+                    self._took(kind, False)
                 if self._end_inline(me):
                     continue
                 return True  # the reading was let go meanwhile: follow
@@ -411,15 +413,15 @@ class Readers:
                 session.submit(ctx)
                 continue
             read_lock.release()
-            begun = time.monotonic()
+            begun = monotonic()
             session.run(ctx)
-            self._took(kind, time.monotonic() - begun)
+            self._took(kind, monotonic() - begun < QUICK)
             return True
 
-    def _took(self, kind: Tuple[str, Optional[str]], seconds: float) -> None:
-        """Keep whether a request of this kind was quick, for the next one (bounded)."""
+    def _took(self, kind: Tuple[str, Optional[str]], quick: bool) -> None:
+        """Keep whether the last request of this kind was quick, for the next one (bounded)."""
         if len(self.quick) < MAX_KINDS or kind in self.quick:
-            self.quick[kind] = seconds < QUICK
+            self.quick[kind] = quick
 
     def join(self, timeout: float) -> None:
         """Join the threads within ``timeout`` seconds in all (after the end of the stream each
