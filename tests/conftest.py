@@ -56,8 +56,8 @@ def wait_until_listening(proc: subprocess.Popen, port: int, seconds: float = 30.
 class RawServer:
     """A server process driven line by line, as a raw client would."""
 
-    def __init__(self, script):
-        self.proc = subprocess.Popen([PY, script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    def __init__(self, script, *args):
+        self.proc = subprocess.Popen([PY, script, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE)
 
     def send(self, obj_or_line):

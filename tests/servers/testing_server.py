@@ -1,9 +1,10 @@
 """A stdio server with tools made to test the edges: slow, crashing, printing, huge.
 
-Usage: python testing_server.py [--banner] [--slow-watch]
+Usage: python testing_server.py [--banner] [--slow-watch] [--all-quick]
 
 --banner prints a non-JSON line to stdout first; --slow-watch makes the reading threads' watch
-tick once an hour, so only what lets the reading go at once can do so (threads.Readers).
+tick once an hour, so only what lets the reading go at once can do so; --all-quick makes every
+kind of call one that runs on the reading thread, once it has been timed (threads.Readers).
 """
 
 import os
@@ -14,8 +15,9 @@ import time
 from minimcp import Context, Server, ToolError
 
 server = Server("testing", version="0.0.1")
-_echoed = threading.Condition()  # wait_for_echo waits on it for an echo
+_echoed = threading.Condition()  # wait_for_echo waits on it for an echo (and nap counts under it)
 _echo_texts = set()  # the texts echoed so far
+_napping = _most_napping = 0  # naps running now, and the most that ran at once
 
 
 @server.tool()
@@ -111,9 +113,6 @@ def nap(ms: float) -> int:
         return _most_napping
 
 
-_napping = _most_napping = 0
-
-
 @server.tool()
 def thread_count() -> int:
     """How many threads the server runs now."""
@@ -124,7 +123,9 @@ if __name__ == "__main__":
     if "--banner" in sys.argv:
         sys.stdout.write("Welcome to the testing server!\n")
         sys.stdout.flush()
+    import minimcp.threads
     if "--slow-watch" in sys.argv:
-        import minimcp.threads
         minimcp.threads.WATCH_TICK = 3600.0
+    if "--all-quick" in sys.argv:
+        minimcp.threads.QUICK = 3600.0
     server.run()
