@@ -64,9 +64,22 @@ class Transport:
     #: are no headers.
     param_headers: Optional[Dict[str, Dict[str, str]]] = None
 
+    #: True where :meth:`read_within` works: a read can wait with a timeout (a child's stdout,
+    #: which ``poll`` can watch). The Session then lets a caller read its own answer.
+    timed_reads: bool = False
+
     def read(self) -> Optional[Union[jsonrpc.Parsed, Failed]]:
         """Return the next message, or ``None`` once the stream has ended (or, over HTTP, a
         :class:`Failed` for a request that could not be sent)."""
+        raise NotImplementedError
+
+    def read_within(self, timeout: float) -> Optional[Union[jsonrpc.Parsed, Failed]]:
+        """As :meth:`read`, but wait at most ``timeout`` seconds for a whole message (where
+        :attr:`timed_reads` says so); a message begun and not yet whole stays for the next read.
+
+        Raises:
+            TimeoutError: no whole message came in time.
+        """
         raise NotImplementedError
 
     def write(self, message: Union[jsonrpc.Message, List[jsonrpc.Message]],

@@ -20,11 +20,13 @@ import collections
 import os
 import sys
 import threading
+from time import monotonic
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
+    import io
     from logging import Logger
-    from typing import IO, Callable, Dict, List, Optional, Sequence
+    from typing import IO, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import ConnectionClosed
 from ..logs import get_logger
@@ -32,6 +34,9 @@ from ..protocol import jsonrpc
 from . import Transport
 
 log: Logger = get_logger(__name__)
+
+#: Bytes a client reads from its server's stdout at a time (a longer message takes more reads).
+CHUNK = 65536
 
 
 class StdioTransport(Transport):
@@ -109,17 +114,23 @@ class StdioTransport(Transport):
                 return None
             if not line:
                 return None
-            if line.isspace():
-                continue
-            message = jsonrpc.parse(line)
-            if (self._skip_non_json and type(message) is jsonrpc.Malformed
-                    and message.code == jsonrpc.PARSE_ERROR):
-                if not self._warned:
-                    self._warned = True
-                    log.warning("skipping non-JSON output from the server (it should log to stderr): %r",
-                                line[:200])
-                continue
-            return message
+            message = self._message(line)
+            if message is not None:
+                return message
+
+    def _message(self, line: bytes) -> Optional[jsonrpc.Parsed]:
+        # The message a line holds; None for a line to skip (blank, or non-JSON a client skips).
+        if line.isspace():
+            return None
+        message = jsonrpc.parse(line)
+        if (self._skip_non_json and type(message) is jsonrpc.Malformed
+                and message.code == jsonrpc.PARSE_ERROR):
+            if not self._warned:
+                self._warned = True
+                log.warning("skipping non-JSON output from the server (it should log to stderr): %r",
+                            line[:200])
+            return None
+        return message
 
     def write(self, message: object, related_to: object = None) -> None:
         """Write one message (or a batch) as one line, and flush."""
@@ -185,7 +196,8 @@ class SubprocessTransport(StdioTransport):
     def __init__(self, command: Sequence[str], *, env: Optional[Dict[str, str]] = None,
                  cwd: Optional[str] = None, on_stderr: Optional[Callable[[str], None]] = None,
                  shutdown_timeout: float = 2.0) -> None:
-        import subprocess  # late: only a client starts servers; a server's start-up skips it
+        import select  # late, both: only a client starts servers; a server's start-up skips them
+        import subprocess
 
         if isinstance(command, str) or not command:
             raise TypeError("command must be a non-empty list of strings, e.g. ['python', 'server.py']")
@@ -213,6 +225,19 @@ class SubprocessTransport(StdioTransport):
         self._stderr_thread = threading.Thread(
             target=self._drain_stderr, name=f"minimcp-stderr-{self.process.pid}", daemon=True)
         self._stderr_thread.start()
+        # The child's stdout is read here, a chunk at a time from its raw file (one read()
+        # call each), into a buffer of our own: not with readline(), whose buffer cannot be
+        # looked at without blocking. So read_within() can wait for a line with a timeout,
+        # and a line begun stays for the next read.
+        self._stdout: io.FileIO = self.process.stdout.raw  # type: ignore[union-attr]
+        self._buffer = bytearray()
+        self._scanned = 0  # how much of the buffer holds no newline (a long line is searched once)
+        self._poll: Optional[Callable[[float], List[Tuple[int, int]]]] = None
+        if hasattr(select, "poll"):  # (not on Windows, where pipes cannot be polled)
+            poller = select.poll()
+            poller.register(self._stdout.fileno(), select.POLLIN)
+            self._poll = poller.poll
+            self.timed_reads = True
 
     def _drain_stderr(self) -> None:
         # Always read stderr to the end: a child blocked on a full pipe would
@@ -231,10 +256,54 @@ class SubprocessTransport(StdioTransport):
 
     def read(self) -> Optional[jsonrpc.Parsed]:
         """Return the next message, or ``None`` once the server's stdout closes."""
-        message = super().read()
-        if message is None and not self._closing:
-            self._await_exit()
-        return message
+        return self._read(None)
+
+    def read_within(self, timeout: float) -> Optional[jsonrpc.Parsed]:
+        """Return the next message if a whole one comes within ``timeout`` seconds; ``None``
+        once the server's stdout closes.
+
+        Raises:
+            TimeoutError: no whole message came in time (what came of one stays buffered).
+        """
+        return self._read(timeout)
+
+    def _read(self, timeout: Optional[float]) -> Optional[jsonrpc.Parsed]:
+        # The next message, waiting at most timeout seconds (None: as long as it takes).
+        buffer, deadline = self._buffer, None
+        while True:
+            end = buffer.find(b"\n", self._scanned) if buffer else -1
+            if end >= 0:  # a whole line held from an earlier read
+                line = bytes(buffer[:end + 1])
+                del buffer[:end + 1]  # (cheap: a bytearray drops its head without copying the rest)
+                self._scanned = 0
+            else:  # read what the pipe has, waiting at most until the deadline
+                self._scanned = len(buffer)
+                if timeout is not None and not self._stdout.closed:  # (closed: its fd may be reused)
+                    wait = timeout if deadline is None else max(0.0, deadline - monotonic())
+                    if deadline is None:
+                        deadline = monotonic() + timeout
+                    if not self._poll(wait * 1000):  # type: ignore[misc]
+                        raise TimeoutError("no whole message from the server in time")
+                try:
+                    chunk = self._stdout.read(CHUNK)  # one read() of what the pipe holds
+                except (OSError, ValueError):  # the stream was closed under us
+                    chunk = b""
+                if not chunk:  # the end
+                    if buffer:  # a last line without its newline is still a line
+                        line, self._scanned = bytes(buffer), 0
+                        buffer.clear()
+                    else:
+                        if not self._closing:
+                            self._await_exit()
+                        return None
+                elif not buffer and chunk.find(b"\n") == len(chunk) - 1:
+                    line = chunk  # the usual read: one whole line (no copy into the buffer and out)
+                else:
+                    buffer += chunk
+                    continue
+            message = self._message(line)
+            if message is not None:
+                return message
 
     def write(self, message: object, related_to: object = None) -> None:
         """Send one message; if the server is gone, raise how it ended (exit code, stderr)."""
