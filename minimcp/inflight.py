@@ -270,17 +270,23 @@ class _Pending:
         self._error = error
         self._done.release()
 
-    def wait(self, timeout: float, max_timeout: Optional[float]) -> Any:
+    def done(self) -> bool:
+        """True once the answer (or an error) is in."""
+        return not self._done.locked()
+
+    def wait(self, timeout: float, max_timeout: Optional[float], started: Optional[float] = None) -> Any:
         """Wait for the answer and return it (or raise the peer's error).
 
         Each progress report restarts the ``timeout`` clock, up to ``max_timeout``
-        seconds in all, when that is given.
+        seconds in all, when that is given. The clocks run from ``started``
+        (a ``time.monotonic()``; by default, now).
 
         Raises:
             NoAnswer: no answer in time (the caller gives up on it).
         """
-        started = deadline = time.monotonic()
-        deadline += timeout
+        if started is None:
+            started = time.monotonic()
+        deadline = started + timeout
         while True:
             if self._done.acquire(True, max(0.0, deadline - time.monotonic())):
                 self._done.release()  # (it stays complete)
@@ -337,6 +343,11 @@ class Outgoing:
     def get(self, request_id: Any) -> Optional[_Pending]:
         """The record of a request still waiting, or None (for any id the peer names, even a bad one)."""
         return self._pending.get(request_id) if type(request_id) in (int, str) else None
+
+    def still_waiting(self, requests: List[Tuple[Any, _Pending]]) -> List[Tuple[Any, _Pending]]:
+        """Those of ``(request_id, record)`` that still wait for their answer."""
+        table = self._pending
+        return [(request_id, pending) for request_id, pending in requests if table.get(request_id) is pending]
 
     def pop(self, request_id: Any) -> Optional[_Pending]:
         """Stop tracking a request; its record if it was still waiting (its answer had not come)."""

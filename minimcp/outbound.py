@@ -6,23 +6,51 @@ records a pending request in :class:`~minimcp.inflight.Outgoing`, sends it, and
 blocks the calling thread only until the answer (or a timeout, a cancel, the
 end of the stream); ``notify()`` sends and forgets. The other half, the way in,
 is in ``session.py``: the reader resolves what waits here.
+
+:class:`SharedReading` is who reads a client's stream: its reader thread, or a caller
+waiting for its own answer. Over a transport whose reads can wait with a timeout
+(``timed_reads``: a stdio child), a caller that finds nobody reading reads its answer
+itself. The reader thread would otherwise read it and wake the caller: two thread
+wake-ups and two GIL hand-offs per call, about 40% of a stdio client's CPU per call.
+One lock says who reads; whoever holds it hands everything it reads to
+``Session.receive`` (other callers' answers, the server's requests and notifications),
+as the reader thread does. Its rules:
+
+- **A caller** takes the reading only if it is free, reads until its answer comes, and
+  lets it go. If no whole message comes within ``CALLER_WAIT`` (a slow tool), or at its
+  deadline, it gives the reading up and waits for its answer as any caller does.
+- **A caller that finds the reading taken** waits, and whoever reads reads for it. A
+  caller that goes while such callers wait first hands on what has come for them, then
+  wakes the reader thread, which reads for them. While calls overlap (many threads), the
+  reader thread goes on reading for all of them, as one reader serves them best.
+- **The reader thread**, while calls come, looks every ``TICK`` for what came between
+  calls (a log, a ``list_changed``, the answer of a call that gave the reading up). After
+  ``IDLE_TICKS`` looks with no call it blocks in a read, so an idle client makes no
+  wake-ups; the first call after that pays the old hand-off, and the reader goes back
+  to looking once it is answered.
+- **The end of the stream**, whoever reads it, fails every waiting request at once.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 
 from .errors import ConnectionClosed, Timeout
 from .inflight import NoAnswer, Outgoing, _Pending, with_progress_token
-from .logs import trace
+from .logs import get_logger, trace
 from .protocol.jsonrpc import Notification, Request
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Dict, Optional
+    from logging import Logger
+    from typing import Any, Dict, List, Optional, Tuple
 
     from .inflight import ProgressCallback
+    from .session import Session
     from .threads import Dispatcher, Readers
+
+log: Logger = get_logger(__name__)
 
 
 class Outbound:
@@ -36,6 +64,7 @@ class Outbound:
     _outgoing: Outgoing
     _dispatcher: Dispatcher
     _readers: Optional[Readers]
+    _shared: Optional[SharedReading]
 
     def _send(self, message: Any, related_to: Any = None) -> None:
         if self.trace:
@@ -98,10 +127,12 @@ class Outbound:
 
     def _wait(self, request_id: int, pending: _Pending, timeout: float, max_timeout: Optional[float]) -> Any:
         started = time.monotonic()
-        if self._readers is not None:  # a stdio server's handler may hold the reading: someone must
-            self._readers.let_go()     # read the answer, now rather than a watch's tick later
+        if self._shared is not None:  # a stdio client: read the answer here, if nobody else reads
+            self._shared.read_for(request_id, pending, started + timeout)
+        elif self._readers is not None:  # a stdio server's handler may hold the reading: someone must
+            self._readers.let_go()       # read the answer, now rather than a watch's tick later
         try:
-            return pending.wait(timeout, max_timeout)
+            return pending.wait(timeout, max_timeout, started)
         except NoAnswer:
             waited = time.monotonic() - started
             self._give_up(request_id, pending, f"timed out after {waited:.1f}s")
@@ -143,3 +174,165 @@ class Outbound:
         if self._outgoing.closed_error is not None:
             raise self._outgoing.closed_error
         self._send(Notification(method, params), related_to)
+
+
+#: Seconds a caller waits, reading, for a message before it gives the reading up (its tool
+#: is slow: it then waits as any caller does, and makes no wake-ups while it waits).
+CALLER_WAIT = 0.05
+#: Seconds between the reader thread's looks while calls come.
+TICK = 0.005
+#: Ticks with no call after which the reader thread blocks in a read.
+IDLE_TICKS = 20
+
+
+class SharedReading:
+    """The turns at reading one client session's stream (see the module's docstring)."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self._lock = threading.Lock()  # held by whoever reads
+        self._wake = threading.Lock()  # released to wake the reader thread out of a tick
+        self._wake.acquire()
+        #: Calls made: the reader thread's clock of activity (a rough count will do).
+        self.calls = 0
+        # The requests of callers that found the reading taken: they wait on whoever reads.
+        self._handed: List[Tuple[int, _Pending]] = []
+        self._handed_lock = threading.Lock()
+        self._serving = False  # the reader thread reads, blocking, for handed callers
+        self._contended = 0.0  # when a caller last found another caller reading (monotonic)
+        #: Why the stream ended (set by whoever read its end); None while it is open.
+        self.ended: Optional[ConnectionClosed] = None
+        self._finished = False
+
+    def __repr__(self) -> str:
+        state = "ended" if self._finished else "reading" if self._lock.locked() else "free"
+        return f"<SharedReading {state} calls={self.calls} handed={len(self._handed)}>"
+
+    # -- a caller -------------------------------------------------------------------
+
+    def read_for(self, request_id: int, pending: _Pending, deadline: float) -> None:
+        """Read the stream on this thread until ``pending`` is answered, if nobody else reads.
+
+        Returns when the answer is in, or without it (somebody else reads; nothing came for
+        ``CALLER_WAIT``; the deadline passed; the stream ended): the caller then waits on
+        ``pending`` as usual.
+        """
+        self.calls += 1
+        if not self._lock.acquire(False):
+            if not self._serving:  # calls overlap: the reader thread had better read for them all
+                self._contended = time.monotonic()
+            with self._handed_lock:  # whoever reads now reads for us, or wakes the reader thread to
+                self._handed.append((request_id, pending))
+            return
+        try:
+            done, read_within, receive = pending.done, self.session.transport.read_within, self.session.receive
+            while not done():
+                left = deadline - time.monotonic()
+                if left <= 0 or self._finished:
+                    break
+                try:
+                    message = read_within(left if left < CALLER_WAIT else CALLER_WAIT)
+                except TimeoutError:
+                    break  # a slow call: the reader thread's looks read its answer
+                if message is None:
+                    self._end(None)
+                    break
+                receive(message)
+            if self._handed and not self._finished:  # others wait on us: hand on what has come
+                self._drain()                        # for them already, before going
+        except Exception as exc:  # the transport failed: the end of the stream
+            self._end(exc)
+        finally:
+            self._lock.release()
+            # (A caller that fails to take the reading just before this release and is handed
+            # just after it waits for the reader thread's next look: a tick, no more.)
+            if self._handed and self._someone_waits():
+                self.wake()
+
+    def wake(self) -> None:
+        """Wake the reader thread (for the callers still waiting, or to see the end)."""
+        try:
+            self._wake.release()
+        except RuntimeError:  # it was woken already
+            pass
+
+    def _someone_waits(self) -> bool:
+        # Does a caller that found the reading taken still wait for its answer? (Not once its
+        # request is out of the table: answered, or given up on, timed out, interrupted.)
+        with self._handed_lock:
+            self._handed = self.session._outgoing.still_waiting(self._handed)
+            return bool(self._handed)
+
+    # -- the reader thread ---------------------------------------------------------
+
+    def run(self) -> Optional[ConnectionClosed]:
+        """The reader thread: read when no caller does, until the stream ends. Returns why
+        it ended, as ``threads.read_all`` does (None: the peer closed it)."""
+        idle, seen = 0, self.calls
+        try:
+            while not self._finished:
+                woken = self._wake.acquire(True, TICK)
+                if self.calls != seen:
+                    idle, seen = 0, self.calls
+                elif not woken:
+                    idle += 1
+                if not self._lock.acquire(False):
+                    continue  # a caller reads
+                try:
+                    self._drain()
+                    if self._someone_waits():  # callers found the reading taken: read for them
+                        self._serve(until_a_call=False)
+                    elif idle >= IDLE_TICKS:  # nothing to do: block in a read
+                        self._serve(until_a_call=True)
+                        idle, seen = 0, self.calls
+                finally:
+                    self._lock.release()
+        except Exception as exc:  # the transport failed: the end of the stream
+            self._end(exc)
+        return self.ended
+
+    def _serve(self, until_a_call: bool) -> None:
+        # Blocking reads, until no handed caller waits, and then: while idle, until a call has
+        # come meanwhile; else until a tick has passed since callers last overlapped (while
+        # many threads call at once, one reader serves them best, as it did before callers
+        # read). Then the callers read for themselves again. A call that waits long (a slow
+        # tool, a held-open listen) does not keep the reader here: its answer is read at a
+        # look, or by another caller.
+        seen, read, waits = self.calls, self.session.transport.read, self._someone_waits
+        self._serving = True
+        try:
+            while self._take(read()):
+                if waits():
+                    continue
+                if self.calls != seen if until_a_call else time.monotonic() - self._contended > TICK:
+                    return
+        finally:
+            self._serving = False
+
+    def _drain(self) -> None:
+        # What came between calls, without waiting for more.
+        read_within = self.session.transport.read_within
+        try:
+            while self._take(read_within(0.0)):
+                pass
+        except TimeoutError:
+            pass
+
+    # -- both -----------------------------------------------------------------------
+
+    def _take(self, message: object) -> bool:
+        # Hand on one message read; False at the end of the stream.
+        if message is None:
+            self._end(None)
+            return False
+        self.session.receive(message)
+        return True
+
+    def _end(self, error: Optional[Exception]) -> None:
+        # The stream ended (error None: the peer closed it): every waiting request fails now.
+        if error is not None:
+            log.debug("%s: reader stopped: %r", self.session.name, error)
+            self.ended = ConnectionClosed(f"the connection failed: {error}")
+        self._finished = True
+        self.session._connection_lost(self.ended)
+        self.wake()  # the reader thread, if a caller saw it, ends too

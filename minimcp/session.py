@@ -22,7 +22,7 @@ import time
 from .errors import ConnectionClosed, RPCError
 from .inflight import Batch, Incoming, Outgoing, RequestContext
 from .logs import get_logger, trace
-from .outbound import Outbound
+from .outbound import Outbound, SharedReading
 from .protocol import jsonrpc
 from .protocol.jsonrpc import ErrorResponse, Malformed, Notification, Request, Response
 from .threads import Dispatcher, Readers, WorkerPool, join, read_all, start_thread
@@ -154,6 +154,7 @@ class Session(Outbound):
         self._dispatcher = Dispatcher()
         self._reader: Optional[threading.Thread] = None
         self._readers: Optional[Readers] = None  # serve_forever's threads
+        self._shared: Optional[SharedReading] = None  # start()'s, where callers read their answers
         self._closing = False
         self._stopping = False  # stop() was called: no grace
         # Held by the first close() while it shuts down; a later one waits on it. (A Lock, not
@@ -169,6 +170,8 @@ class Session(Outbound):
 
     def start(self) -> None:
         """Start the reader thread (clients; a stdio server calls serve_forever())."""
+        if getattr(self.transport, "timed_reads", False):  # (a stdio child: callers read their answers)
+            self._shared = SharedReading(self)
         self._reader = start_thread(self._read_loop, "reader")
 
     def serve_forever(self, grace: float = 2.0) -> None:
@@ -195,7 +198,9 @@ class Session(Outbound):
         return readers.stop() if readers is not None else None
 
     def _read_loop(self) -> None:
-        self._connection_lost(read_all(self.transport.read, self.receive, self.name))
+        shared = self._shared
+        ended = read_all(self.transport.read, self.receive, self.name) if shared is None else shared.run()
+        self._connection_lost(ended)
         if self.close_on_eof:
             self.close(grace=2.0)
 
@@ -408,6 +413,8 @@ class Session(Outbound):
             ctx.cancelled.set()
         stragglers = time.monotonic() + STRAGGLERS
         self.transport.close()
+        if self._shared is not None:  # a reader thread between its looks sees the end now
+            self._shared.wake()
         if self._reader is not None:
             join(self._reader, 5.0)
         self._connection_lost(ConnectionClosed("the session was closed"))

@@ -37,7 +37,8 @@ def add(a: int, b: int) -> int:
 
 @server.tool()
 def wait_for_cancel(seconds: float, ctx: Context) -> str:
-    """Block until cancelled (or `seconds` pass); report which on stderr."""
+    """Block until cancelled (or `seconds` pass); report the start, and which, on stderr."""
+    print(f"waiting {ctx.request_id}", file=sys.stderr, flush=True)
     if ctx.cancelled.wait(seconds):
         print(f"cancelled {ctx.request_id}", file=sys.stderr, flush=True)
         return "cancelled"
@@ -111,6 +112,23 @@ def nap(ms: float) -> int:
     with _echoed:
         _napping -= 1
         return _most_napping
+
+
+@server.tool()
+def add_tool_later(name: str, ms: float) -> str:
+    """Register a tool `name` `ms` milliseconds after answering: the client hears of it
+    (notifications/tools/list_changed) between calls, with no request of its own."""
+    def add() -> None:
+        def added() -> str:
+            """A tool added late."""
+            return name
+
+        server.add_tool(added, name=name)
+
+    timer = threading.Timer(ms / 1000, add)
+    timer.daemon = True
+    timer.start()
+    return "later"
 
 
 @server.tool()
