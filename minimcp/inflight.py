@@ -274,6 +274,13 @@ class _Pending:
         """True once the answer (or an error) is in."""
         return not self._done.locked()
 
+    def settle(self, timeout: float) -> bool:
+        """Wait at most ``timeout`` seconds for the answer (or an error); True once it is in."""
+        if self._done.acquire(True, max(0.0, timeout)):
+            self._done.release()  # (it stays complete)
+            return True
+        return False
+
     def wait(self, timeout: float, max_timeout: Optional[float], started: Optional[float] = None) -> Any:
         """Wait for the answer and return it (or raise the peer's error).
 

@@ -22,7 +22,9 @@ as the reader thread does. Its rules:
 - **A caller that finds the reading taken** waits, and whoever reads reads for it. A
   caller that goes while such callers wait first hands on what has come for them, then
   wakes the reader thread, which reads for them. While calls overlap (many threads), the
-  reader thread goes on reading for all of them, as one reader serves them best.
+  reader thread goes on reading for all of them, as one reader serves them best. One not
+  answered within ``CALLER_WAIT`` is slow (or held open: a listen) and is waited for no
+  longer: its answer comes at a look, as a slow reading caller's does.
 - **The reader thread**, while calls come, looks every ``TICK`` for what came between
   calls (a log, a ``list_changed``, the answer of a call that gave the reading up). After
   ``IDLE_TICKS`` looks with no call it blocks in a read, so an idle client makes no
@@ -221,8 +223,13 @@ class SharedReading:
         if not self._lock.acquire(False):
             if not self._serving:  # calls overlap: the reader thread had better read for them all
                 self._contended = time.monotonic()
+            entry = (request_id, pending)
             with self._handed_lock:  # whoever reads now reads for us, or wakes the reader thread to
-                self._handed.append((request_id, pending))
+                self._handed.append(entry)
+            if not pending.settle(min(CALLER_WAIT, deadline - time.monotonic())):
+                with self._handed_lock:  # a slow call (or one held open): its answer is read at a
+                    if entry in self._handed:  # look, and the reader thread need not wait for it
+                        self._handed.remove(entry)
             return
         try:
             done, read_within, receive = pending.done, self.session.transport.read_within, self.session.receive

@@ -43,8 +43,13 @@ def test_sequential_calls_do_not_wake_the_reader_thread(listening):
     does not change that."""
     calls = 300
     with start_testing_server(on_tools_changed=(lambda: None) if listening else None) as client:
-        for _ in range(20):
+        # Warm up past CALLER_WAIT: until then the listen is a call that may still be answered
+        # soon, and if it found the reading taken, the reader thread reads for it.
+        warm_until = outbound.time.monotonic() + 3 * outbound.CALLER_WAIT
+        for _ in range(5000):
             client.call_tool("echo", {"text": "warm"})
+            if outbound.time.monotonic() > warm_until:
+                break
         reader = client.session._reader
         before = voluntary_switches(reader)
         started = outbound.time.monotonic()
