@@ -17,7 +17,7 @@ One lock says who reads; whoever holds it hands everything it reads to
 as the reader thread does. Its rules:
 
 - **A caller** takes the reading only if it is free, reads until its answer comes, and
-  lets it go. If no whole message comes within ``CALLER_WAIT`` (a slow tool), or at its
+  lets it go. If its answer has not come within ``CALLER_WAIT`` (a slow tool), or by its
   deadline, it gives the reading up and waits for its answer as any caller does.
 - **A caller that finds the reading taken** waits, and whoever reads reads for it. A
   caller that goes while such callers wait first hands on what has come for them, then
@@ -25,12 +25,18 @@ as the reader thread does. Its rules:
   reader thread goes on reading for all of them, as one reader serves them best. One not
   answered within ``CALLER_WAIT`` is slow (or held open: a listen) and is waited for no
   longer: its answer comes at a look, as a slow reading caller's does.
-- **The reader thread**, while calls come, looks every ``TICK`` for what came between
-  calls (a log, a ``list_changed``, the answer of a call that gave the reading up). After
-  ``IDLE_TICKS`` looks with no call it blocks in a read, so an idle client makes no
-  wake-ups; the first call after that pays the old hand-off, and the reader goes back
-  to looking once it is answered.
-- **The end of the stream**, whoever reads it, fails every waiting request at once.
+- **The reader thread**, after a call, looks for what came between calls (a log, a
+  ``list_changed``, the answer of a call that gave the reading up): ``TICK`` later, then
+  at twice the wait each time no call came. After ``IDLE_LOOKS`` such looks it blocks in a
+  read, so an idle client makes no wake-ups; the first call after that pays the old
+  hand-off, and the reader looks again once it is answered.
+- **The end of the stream**, whoever reads it, fails every waiting request at once. The
+  reader thread waits for a child's exit first (to say how it ended); a caller that read the
+  end leaves that wait to it and waits within its own timeout.
+
+A Ctrl-C (``KeyboardInterrupt``, raised on the main thread) that lands in the microseconds
+between a message read off the pipe and its handing on loses that message: if the main
+thread was reading another thread's answer, that call then times out.
 """
 
 from __future__ import annotations
@@ -178,13 +184,14 @@ class Outbound:
         self._send(Notification(method, params), related_to)
 
 
-#: Seconds a caller waits, reading, for a message before it gives the reading up (its tool
-#: is slow: it then waits as any caller does, and makes no wake-ups while it waits).
+#: Seconds a caller reads for its answer before it gives the reading up (its tool is slow: it
+#: then waits as any caller does, and its answer comes at one of the reader thread's looks).
 CALLER_WAIT = 0.05
-#: Seconds between the reader thread's looks while calls come.
+#: Seconds from a call to the reader thread's first look; each look with no call since waits
+#: twice as long as the one before.
 TICK = 0.005
-#: Ticks with no call after which the reader thread blocks in a read.
-IDLE_TICKS = 20
+#: Looks with no call after which the reader thread blocks in a read (5: after 155 ms).
+IDLE_LOOKS = 5
 
 
 class SharedReading:
@@ -192,8 +199,10 @@ class SharedReading:
 
     def __init__(self, session: Session) -> None:
         self.session = session
-        self._lock = threading.Lock()  # held by whoever reads
-        self._wake = threading.Lock()  # released to wake the reader thread out of a tick
+        # Held by whoever reads. (An RLock for its _is_owned(): a caller interrupted by Ctrl-C
+        # right after taking it still lets it go.)
+        self._lock = threading.RLock()
+        self._wake = threading.Lock()  # released to wake the reader thread out of a look's wait
         self._wake.acquire()
         #: Calls made: the reader thread's clock of activity (a rough count will do).
         self.calls = 0
@@ -202,12 +211,13 @@ class SharedReading:
         self._handed_lock = threading.Lock()
         self._serving = False  # the reader thread reads, blocking, for handed callers
         self._contended = 0.0  # when a caller last found another caller reading (monotonic)
+        self._at_end = False  # a caller read the end of the stream: the reader thread ends it
         #: Why the stream ended (set by whoever read its end); None while it is open.
         self.ended: Optional[ConnectionClosed] = None
         self._finished = False
 
     def __repr__(self) -> str:
-        state = "ended" if self._finished else "reading" if self._lock.locked() else "free"
+        state = "ended" if self._finished else "the reader thread reads for callers" if self._serving else "open"
         return f"<SharedReading {state} calls={self.calls} handed={len(self._handed)}>"
 
     # -- a caller -------------------------------------------------------------------
@@ -215,46 +225,57 @@ class SharedReading:
     def read_for(self, request_id: int, pending: _Pending, deadline: float) -> None:
         """Read the stream on this thread until ``pending`` is answered, if nobody else reads.
 
-        Returns when the answer is in, or without it (somebody else reads; nothing came for
-        ``CALLER_WAIT``; the deadline passed; the stream ended): the caller then waits on
+        Returns when the answer is in, or without it (somebody else reads; no answer within
+        ``CALLER_WAIT``, or by the deadline; the stream ended): the caller then waits on
         ``pending`` as usual.
         """
         self.calls += 1
-        if not self._lock.acquire(False):
-            if not self._serving:  # calls overlap: the reader thread had better read for them all
-                self._contended = time.monotonic()
-            entry = (request_id, pending)
-            with self._handed_lock:  # whoever reads now reads for us, or wakes the reader thread to
-                self._handed.append(entry)
-            if not pending.settle(min(CALLER_WAIT, deadline - time.monotonic())):
-                with self._handed_lock:  # a slow call (or one held open): its answer is read at a
-                    if entry in self._handed:  # look, and the reader thread need not wait for it
-                        self._handed.remove(entry)
-            return
+        lock = self._lock
         try:
-            done, read_within, receive = pending.done, self.session.transport.read_within, self.session.receive
+            if lock.acquire(False):
+                self._read_until(pending, min(deadline, time.monotonic() + CALLER_WAIT))
+            else:
+                self._handed_over(request_id, pending, deadline)
+        finally:
+            if lock._is_owned():  # type: ignore[attr-defined]
+                lock.release()
+                # (A caller that fails to take the reading just before this release and is
+                # handed just after it waits for the reader thread's next look: a tick, no more.)
+                if self._at_end or (self._handed and self._someone_waits()):
+                    self.wake()
+
+    def _read_until(self, pending: _Pending, give_up: float) -> None:
+        # Read, handing every message on, until our answer is in or it is time to give up.
+        done, read_within, receive = pending.done, self.session.transport.read_within, self.session.receive
+        try:
             while not done():
-                left = deadline - time.monotonic()
+                left = give_up - time.monotonic()
                 if left <= 0 or self._finished:
                     break
                 try:
-                    message = read_within(left if left < CALLER_WAIT else CALLER_WAIT)
+                    message = read_within(left)
                 except TimeoutError:
                     break  # a slow call: the reader thread's looks read its answer
                 if message is None:
-                    self._end(None)
+                    self._at_end = True  # the reader thread waits for the exit and fails every call
                     break
                 receive(message)
-            if self._handed and not self._finished:  # others wait on us: hand on what has come
-                self._drain()                        # for them already, before going
+            if self._handed and not self._finished and not self._at_end:  # others wait on us:
+                self._drain(False)                                          # hand on what came
         except Exception as exc:  # the transport failed: the end of the stream
             self._end(exc)
-        finally:
-            self._lock.release()
-            # (A caller that fails to take the reading just before this release and is handed
-            # just after it waits for the reader thread's next look: a tick, no more.)
-            if self._handed and self._someone_waits():
-                self.wake()
+
+    def _handed_over(self, request_id: int, pending: _Pending, deadline: float) -> None:
+        # The reading is taken: whoever reads reads for us, or wakes the reader thread to.
+        if not self._serving:  # calls overlap: the reader thread had better read for them all
+            self._contended = time.monotonic()
+        entry = (request_id, pending)
+        with self._handed_lock:
+            self._handed.append(entry)
+        if not pending.settle(min(CALLER_WAIT, deadline - time.monotonic())):
+            with self._handed_lock:  # a slow call (or one held open): its answer is read at a
+                if entry in self._handed:  # look, and the reader thread need not wait for it
+                    self._handed.remove(entry)
 
     def wake(self) -> None:
         """Wake the reader thread (for the callers still waiting, or to see the end)."""
@@ -278,7 +299,7 @@ class SharedReading:
         idle, seen = 0, self.calls
         try:
             while not self._finished:
-                woken = self._wake.acquire(True, TICK)
+                woken = self._wake.acquire(True, TICK * (1 << idle))
                 if self.calls != seen:
                     idle, seen = 0, self.calls
                 elif not woken:
@@ -286,10 +307,11 @@ class SharedReading:
                 if not self._lock.acquire(False):
                     continue  # a caller reads
                 try:
-                    self._drain()
+                    if not self._drain(True):
+                        break
                     if self._someone_waits():  # callers found the reading taken: read for them
                         self._serve(until_a_call=False)
-                    elif idle >= IDLE_TICKS:  # nothing to do: block in a read
+                    elif idle >= IDLE_LOOKS:  # nothing to do: block in a read
                         self._serve(until_a_call=True)
                         idle, seen = 0, self.calls
                 finally:
@@ -305,10 +327,15 @@ class SharedReading:
         # read). Then the callers read for themselves again. A call that waits long (a slow
         # tool, a held-open listen) does not keep the reader here: its answer is read at a
         # look, or by another caller.
-        seen, read, waits = self.calls, self.session.transport.read, self._someone_waits
+        seen, read, waits, receive = self.calls, self.session.transport.read, self._someone_waits, self.session.receive
         self._serving = True
         try:
-            while self._take(read()):
+            while not self._finished:
+                message = read()
+                if message is None:  # (read() waited for a child's exit, to say how it ended)
+                    self._end(None)
+                    return
+                receive(message)
                 if waits():
                     continue
                 if self.calls != seen if until_a_call else time.monotonic() - self._contended > TICK:
@@ -316,24 +343,25 @@ class SharedReading:
         finally:
             self._serving = False
 
-    def _drain(self) -> None:
-        # What came between calls, without waiting for more.
-        read_within = self.session.transport.read_within
+    def _drain(self, reader: bool) -> bool:
+        # What came, without waiting for more; False at the end of the stream. There the
+        # reader thread's blocking read waits for a child's exit, to say how it ended (a
+        # caller leaves that wait to it: its own is bounded by its timeout).
+        read_within, receive = self.session.transport.read_within, self.session.receive
         try:
-            while self._take(read_within(0.0)):
-                pass
+            while True:
+                message = read_within(0.0)
+                if message is None:
+                    if not reader:
+                        self._at_end = True
+                        return False
+                    message = self.session.transport.read()
+                    if message is None:
+                        self._end(None)
+                        return False
+                receive(message)
         except TimeoutError:
-            pass
-
-    # -- both -----------------------------------------------------------------------
-
-    def _take(self, message: object) -> bool:
-        # Hand on one message read; False at the end of the stream.
-        if message is None:
-            self._end(None)
-            return False
-        self.session.receive(message)
-        return True
+            return True
 
     def _end(self, error: Optional[Exception]) -> None:
         # The stream ended (error None: the peer closed it): every waiting request fails now.

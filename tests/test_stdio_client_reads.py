@@ -25,22 +25,31 @@ def start_testing_server(*args, **kwargs):
     return minimcp.connect([PY, TESTING_SERVER, *args], **kwargs)
 
 
-def voluntary_switches(thread):
-    """How often ``thread`` has blocked so far (Linux: its /proc status)."""
-    with open(f"/proc/self/task/{thread.native_id}/status") as status:
-        for line in status:
-            if line.startswith("voluntary_ctxt_switches:"):
-                return int(line.split()[1])
-    raise AssertionError("no voluntary_ctxt_switches line")
+def voluntary_switches(threads):
+    """How often ``threads`` have blocked so far, in all (Linux: their /proc status)."""
+    total = 0
+    for thread in threads:
+        with open(f"/proc/self/task/{thread.native_id}/status") as status:
+            total += next(int(line.split()[1]) for line in status if line.startswith("voluntary_ctxt_switches:"))
+    return total
+
+
+def wait_for_line(lines, start):
+    """Take stderr lines from ``lines`` until one starts with ``start`` (bounded)."""
+    for _ in range(100):
+        if lines.get(timeout=10).startswith(start):
+            return
+    raise AssertionError(f"no stderr line starting {start!r}")
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="per-thread counts are read from Linux's /proc")
 @pytest.mark.parametrize("listening", [False, True], ids=["plain", "a-listen-held-open"])
 def test_sequential_calls_do_not_wake_the_reader_thread(listening):
     """The hand-off this saves: a reader thread that read every answer blocked once per call
-    (it waited in a read, and was woken by each answer). Now it only ticks while calls come;
-    a request that waits all along (the 2026-07-28 listen a list_changed callback holds open)
-    does not change that."""
+    (it waited in a read, and was woken by each answer). Now no other thread is woken per
+    call (the reader thread only looks, a tick apart), and a request that waits all along
+    (the 2026-07-28 listen a list_changed callback holds open, on a thread of its own) does
+    not change that: its thread does not read for the calls either."""
     calls = 300
     with start_testing_server(on_tools_changed=(lambda: None) if listening else None) as client:
         # Warm up past CALLER_WAIT: until then the listen is a call that may still be answered
@@ -50,13 +59,13 @@ def test_sequential_calls_do_not_wake_the_reader_thread(listening):
             client.call_tool("echo", {"text": "warm"})
             if outbound.time.monotonic() > warm_until:
                 break
-        reader = client.session._reader
-        before = voluntary_switches(reader)
+        others = [thread for thread in threading.enumerate() if thread is not threading.current_thread()]
+        before = voluntary_switches(others)
         started = outbound.time.monotonic()
         for i in range(calls):
             assert client.call_tool("echo", {"text": str(i)}).text == str(i)
         elapsed = outbound.time.monotonic() - started
-        woken = voluntary_switches(reader) - before
+        woken = voluntary_switches(others) - before
     # One wake-up per tick at most, and a third of the old one per call to spare: the bound
     # grows with a slow machine's ticks, and still fails a reader woken by every answer.
     assert woken < calls / 3 + elapsed / outbound.TICK, (woken, elapsed)
@@ -75,22 +84,25 @@ def test_a_caller_that_found_the_reading_taken_gets_its_answer_read_once_the_rea
         reader = threading.Thread(target=lambda: first.put(
             client.call_tool("wait_for_cancel", {"seconds": 0.5}).text))
         reader.start()
-        for _ in range(100):  # its stderr lines, until the first call runs (bounded)
-            if lines.get(timeout=10).startswith("waiting "):
-                break
+        wait_for_line(lines, "waiting ")  # the first call runs
         assert client.call_tool("wait_for_cancel", {"seconds": 1.0}).text == "finished"
         reader.join(15)
         assert first.get(timeout=1) == "finished"
 
 
-def test_a_caller_reads_the_answers_of_the_others_while_it_waits_for_its_own():
-    """wait_for_echo answers only once the echo sent behind it has run: its caller, reading,
-    reads the echo's answer first and hands it to the other caller."""
-    with start_testing_server() as client:
+def test_a_caller_reads_the_answers_of_the_others_while_it_waits_for_its_own(monkeypatch):
+    """wait_for_echo answers only once the echo sent behind it has run: its caller, reading
+    (CALLER_WAIT raised, so it never gives up; the reader thread's tick an hour, so only a
+    caller reads), reads the echo's answer first and hands it to the other caller."""
+    monkeypatch.setattr(outbound, "CALLER_WAIT", 30.0)
+    monkeypatch.setattr(outbound, "TICK", 3600.0)
+    lines: queue.Queue = queue.Queue()
+    with start_testing_server(on_stderr=lines.put) as client:
         slow = queue.Queue()
         waiter = threading.Thread(target=lambda: slow.put(
             client.call_tool("wait_for_echo", {"text": "behind"}, timeout=20).text))
         waiter.start()
+        wait_for_line(lines, "waiting for behind")  # the waiter's call runs: it holds the reading
         assert client.call_tool("echo", {"text": "behind"}, timeout=20).text == "behind"
         waiter.join(20)
         assert slow.get(timeout=1) == "seen"
@@ -139,9 +151,11 @@ def test_half_a_message_read_by_a_caller_that_gives_up_is_kept(tmp_path):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="pthread_kill")
-def test_ctrl_c_while_a_caller_reads_cancels_the_call_and_the_client_lives_on(ctrl_c):
-    """A KeyboardInterrupt in the middle of the caller's read: the call is cancelled at the
-    server, the reading is let go, and the next call is answered."""
+def test_ctrl_c_while_a_caller_reads_cancels_the_call_and_the_client_lives_on(ctrl_c, monkeypatch):
+    """A KeyboardInterrupt in the middle of the caller's read (CALLER_WAIT raised, so it is
+    still reading): the call is cancelled at the server, the reading is let go, and the next
+    call is answered."""
+    monkeypatch.setattr(outbound, "CALLER_WAIT", 30.0)
     lines: queue.Queue = queue.Queue()
     interrupted = threading.Event()
 
@@ -156,9 +170,7 @@ def test_ctrl_c_while_a_caller_reads_cancels_the_call_and_the_client_lives_on(ct
         # Once the call runs at the server, its caller is reading. A signal that lands just
         # before the caller blocks waits until it blocks no more (CPython handles signals
         # between bytecodes): so press until it takes, as a user would.
-        for _ in range(100):  # its stderr lines, until the call's start (bounded)
-            if lines.get(timeout=10).startswith("waiting "):
-                break
+        wait_for_line(lines, "waiting ")
         for _ in range(100):
             signal.pthread_kill(main, signal.SIGINT)
             if interrupted.wait(0.1):
@@ -171,10 +183,37 @@ def test_ctrl_c_while_a_caller_reads_cancels_the_call_and_the_client_lives_on(ct
         with pytest.raises(KeyboardInterrupt):
             client.call_tool("wait_for_cancel", {"seconds": 30}, timeout=30)
         interrupter.join()
-        line = ""
-        for _ in range(100):  # its stderr lines, until the cancel's (bounded)
-            line = lines.get(timeout=10)
-            if line.startswith("cancelled "):
-                break
-        assert line.startswith("cancelled ")
+        wait_for_line(lines, "cancelled ")
         assert client.call_tool("echo", {"text": "alive"}).text == "alive"
+
+
+CLOSES_STDOUT_SERVER = textwrap.dedent('''
+    import json, os, sys, time
+    for line in sys.stdin:
+        message = json.loads(line)
+        if "id" not in message:
+            continue
+        if message["method"] == "tools/call":  # close stdout, and live on
+            sys.stdout.close()
+            os.close(1)
+            time.sleep(30)
+        if message["method"] == "initialize":
+            answer = {"result": {"protocolVersion": message["params"]["protocolVersion"],
+                                 "capabilities": {"tools": {}}, "serverInfo": {"name": "closes-stdout", "version": "1"}}}
+        else:
+            answer = {"error": {"code": -32601, "message": "Method not found"}}
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], **answer}) + "\\n")
+        sys.stdout.flush()
+''')
+
+
+def test_a_server_that_closes_its_stdout_and_lives_on_holds_no_call_past_its_timeout(tmp_path):
+    """The caller reads the end of the stream; waiting for the child's exit (to say how it
+    ended) is the reader thread's, so the call still ends at its timeout."""
+    script = tmp_path / "closes_stdout.py"
+    script.write_text(CLOSES_STDOUT_SERVER)
+    with minimcp.connect([PY, str(script)], timeout=10) as client:
+        started = outbound.time.monotonic()
+        with pytest.raises((minimcp.Timeout, minimcp.ConnectionClosed)):
+            client.call_tool("any", {}, timeout=0.5)
+        assert outbound.time.monotonic() - started < 1.5  # (the exit wait alone is 1 s)

@@ -260,7 +260,7 @@ class SubprocessTransport(StdioTransport):
 
     def read_within(self, timeout: float) -> Optional[jsonrpc.Parsed]:
         """Return the next message if a whole one comes within ``timeout`` seconds; ``None``
-        once the server's stdout closes.
+        once the server's stdout closes (then ``read()`` waits for the exit, to say how it ended).
 
         Raises:
             TimeoutError: no whole message came in time (what came of one stays buffered).
@@ -274,8 +274,8 @@ class SubprocessTransport(StdioTransport):
             end = buffer.find(b"\n", self._scanned) if buffer else -1
             if end >= 0:  # a whole line held from an earlier read
                 line = bytes(buffer[:end + 1])
+                self._scanned = 0  # (first: a Ctrl-C between the two must not skip a newline)
                 del buffer[:end + 1]  # (cheap: a bytearray drops its head without copying the rest)
-                self._scanned = 0
             else:  # read what the pipe has, waiting at most until the deadline
                 self._scanned = len(buffer)
                 if timeout is not None and not self._stdout.closed:  # (closed: its fd may be reused)
@@ -292,8 +292,8 @@ class SubprocessTransport(StdioTransport):
                     if buffer:  # a last line without its newline is still a line
                         line, self._scanned = bytes(buffer), 0
                         buffer.clear()
-                    else:
-                        if not self._closing:
+                    else:  # (only a read with no timeout waits for the exit: read_within's is bounded)
+                        if not self._closing and timeout is None:
                             self._await_exit()
                         return None
                 elif not buffer and chunk.find(b"\n") == len(chunk) - 1:

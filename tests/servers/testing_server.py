@@ -95,7 +95,8 @@ def roots_count(ctx: Context) -> int:
 
 @server.tool()
 def wait_for_echo(text: str, ctx: Context) -> str:
-    """Block until an echo of `text` has been called meanwhile (or 10 s pass)."""
+    """Block until an echo of `text` has been called meanwhile (or 10 s pass); say so on stderr."""
+    print(f"waiting for {text}", file=sys.stderr, flush=True)
     with _echoed:
         found = _echoed.wait_for(lambda: text in _echo_texts, 10)
     return "seen" if found else "not seen"
