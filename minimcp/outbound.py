@@ -18,13 +18,14 @@ as the reader thread does. Its rules:
 
 - **A caller** takes the reading only if it is free, reads until its answer comes, and
   lets it go. If its answer has not come within ``CALLER_WAIT`` (a slow tool), or by its
-  deadline, it gives the reading up and waits for its answer as any caller does.
+  deadline, it gives the reading up, wakes the reader thread (which blocks in a read until
+  a call comes), and waits for its answer as any caller does.
 - **A caller that finds the reading taken** waits, and whoever reads reads for it. A
   caller that goes while such callers wait first hands on what has come for them, then
   wakes the reader thread, which reads for them. While calls overlap (many threads), the
   reader thread goes on reading for all of them, as one reader serves them best. One not
   answered within ``CALLER_WAIT`` is slow (or held open: a listen) and is waited for no
-  longer: its answer comes at a look, as a slow reading caller's does.
+  longer: its answer comes at a look, or to another caller.
 - **The reader thread**, after a call, looks for what came between calls (a log, a
   ``list_changed``, the answer of a call that gave the reading up): ``TICK`` later, then
   at twice the wait each time no call came. After ``IDLE_LOOKS`` such looks it blocks in a
@@ -239,9 +240,11 @@ class SharedReading:
         finally:
             if lock._is_owned():  # type: ignore[attr-defined]
                 lock.release()
-                # (A caller that fails to take the reading just before this release and is
-                # handed just after it waits for the reader thread's next look: a tick, no more.)
-                if self._at_end or (self._handed and self._someone_waits()):
+                # Wake the reader thread for the end, for handed callers, or to read our own
+                # answer if it has not come (a slow call). (A caller that fails to take the
+                # reading just before this release and is handed just after it waits for the
+                # reader thread's next look: a tick, no more.)
+                if self._at_end or not pending.done() or (self._handed and self._someone_waits()):
                     self.wake()
 
     def _read_until(self, pending: _Pending, give_up: float) -> None:
@@ -255,7 +258,7 @@ class SharedReading:
                 try:
                     message = read_within(left)
                 except TimeoutError:
-                    break  # a slow call: the reader thread's looks read its answer
+                    break  # a slow call: the reader thread reads its answer
                 if message is None:
                     self._at_end = True  # the reader thread waits for the exit and fails every call
                     break
@@ -311,8 +314,8 @@ class SharedReading:
                         break
                     if self._someone_waits():  # callers found the reading taken: read for them
                         self._serve(until_a_call=False)
-                    elif idle >= IDLE_LOOKS:  # nothing to do: block in a read
-                        self._serve(until_a_call=True)
+                    elif woken or idle >= IDLE_LOOKS:  # a slow call waits, or nothing to do:
+                        self._serve(until_a_call=True)  # block in a read
                         idle, seen = 0, self.calls
                 finally:
                     self._lock.release()
