@@ -21,19 +21,21 @@ as the reader thread does. Its rules:
   deadline, it gives the reading up, wakes the reader thread (which blocks in a read until
   a call comes), and waits for its answer as any caller does.
 - **A caller that finds the reading taken** waits, and whoever reads reads for it. A
-  caller that goes while such callers wait first hands on what has come for them, then
-  wakes the reader thread, which reads for them. While calls overlap (many threads), the
-  reader thread goes on reading for all of them, as one reader serves them best. One not
-  answered within ``CALLER_WAIT`` is slow (or held open: a listen) and is waited for no
-  longer: its answer comes at a look, or to another caller.
+  caller that goes while such callers wait first hands on what has come for them (at most
+  ``DRAIN_MOST`` messages), then wakes the reader thread, which reads for them. While calls
+  overlap (many threads), the reader thread goes on reading for all of them, as one reader
+  serves them best. One not answered within ``CALLER_WAIT`` is slow (or held open: a
+  listen) and is waited for no longer.
 - **The reader thread**, after a call, looks for what came between calls (a log, a
-  ``list_changed``, the answer of a call that gave the reading up): ``TICK`` later, then
-  at twice the wait each time no call came. After ``IDLE_LOOKS`` such looks it blocks in a
-  read, so an idle client makes no wake-ups; the first call after that pays the old
-  hand-off, and the reader looks again once it is answered.
-- **The end of the stream**, whoever reads it, fails every waiting request at once. The
-  reader thread waits for a child's exit first (to say how it ended); a caller that read the
-  end leaves that wait to it and waits within its own timeout.
+  ``list_changed``): ``TICK`` after the call, then at twice the wait each time no call
+  came. After ``IDLE_LOOKS`` such looks it blocks in a read, so an idle client makes no
+  wake-ups; the first call after that pays the old hand-off, and the reader looks again
+  once it is answered. For ``SLOW_WAIT`` after a call was slow, the looks stay ``TICK``
+  apart: its answer may come at any time.
+- **The end of the stream**, whoever reads it, fails every waiting request. The reader
+  thread first waits for a child's exit (up to ~2 s: the exit code and the last stderr
+  lines say how it ended); a caller that read the end leaves that wait to it and waits
+  within its own timeout.
 
 A Ctrl-C (``KeyboardInterrupt``, raised on the main thread) that lands in the microseconds
 between a message read off the pipe and its handing on loses that message: if the main
@@ -186,13 +188,19 @@ class Outbound:
 
 
 #: Seconds a caller reads for its answer before it gives the reading up (its tool is slow: it
-#: then waits as any caller does, and its answer comes at one of the reader thread's looks).
+#: then waits as any caller does, and the reader thread reads its answer).
 CALLER_WAIT = 0.05
-#: Seconds from a call to the reader thread's first look; each look with no call since waits
-#: twice as long as the one before.
+#: Seconds from a call's end to the reader thread's first look; each look with no call since
+#: waits twice as long as the one before.
 TICK = 0.005
 #: Looks with no call after which the reader thread blocks in a read (5: after 155 ms).
 IDLE_LOOKS = 5
+#: Seconds after a call gave the reading up during which the looks do not back off (its
+#: answer may come at any time). Past it they do, so a held-open listen costs no looks.
+SLOW_WAIT = 1.0
+#: The most messages a caller that has its answer hands on for others before it goes (the
+#: reader thread, woken, reads the rest).
+DRAIN_MOST = 64
 
 
 class SharedReading:
@@ -210,15 +218,19 @@ class SharedReading:
         # The requests of callers that found the reading taken: they wait on whoever reads.
         self._handed: List[Tuple[int, _Pending]] = []
         self._handed_lock = threading.Lock()
-        self._serving = False  # the reader thread reads, blocking, for handed callers
+        self._serving = False  # the reader thread reads, blocking (for callers, a slow call, or idle)
         self._contended = 0.0  # when a caller last found another caller reading (monotonic)
+        self._gave_up = False  # a slow call gave the reading up: the reader thread reads for it
+        # Slow calls still waiting, and until when they keep the looks TICK apart (SLOW_WAIT).
+        self._slow_calls: List[Tuple[int, _Pending]] = []
+        self._slow_until = 0.0
         self._at_end = False  # a caller read the end of the stream: the reader thread ends it
         #: Why the stream ended (set by whoever read its end); None while it is open.
         self.ended: Optional[ConnectionClosed] = None
         self._finished = False
 
     def __repr__(self) -> str:
-        state = "ended" if self._finished else "the reader thread reads for callers" if self._serving else "open"
+        state = "ended" if self._finished else "the reader thread reads" if self._serving else "open"
         return f"<SharedReading {state} calls={self.calls} handed={len(self._handed)}>"
 
     # -- a caller -------------------------------------------------------------------
@@ -240,12 +252,10 @@ class SharedReading:
         finally:
             if lock._is_owned():  # type: ignore[attr-defined]
                 lock.release()
-                # Wake the reader thread for the end, for handed callers, or to read our own
-                # answer if it has not come (a slow call). (A caller that fails to take the
-                # reading just before this release and is handed just after it waits for the
-                # reader thread's next look: a tick, no more.)
-                if self._at_end or not pending.done() or (self._handed and self._someone_waits()):
-                    self.wake()
+                if not pending.done():  # a slow call (or the end): the reader thread reads for it
+                    self._slow(request_id, pending, True)
+                elif self._at_end or (self._handed and self._someone_waits()):
+                    self.wake()  # the end, or handed callers: the reader thread reads for them
 
     def _read_until(self, pending: _Pending, give_up: float) -> None:
         # Read, handing every message on, until our answer is in or it is time to give up.
@@ -275,10 +285,36 @@ class SharedReading:
         entry = (request_id, pending)
         with self._handed_lock:
             self._handed.append(entry)
+        if self._lock.acquire(False):  # the reader let go meanwhile (maybe before it saw us): read
+            self._read_until(pending, min(deadline, time.monotonic() + CALLER_WAIT))
+            return  # (read_for lets the reading go)
         if not pending.settle(min(CALLER_WAIT, deadline - time.monotonic())):
-            with self._handed_lock:  # a slow call (or one held open): its answer is read at a
-                if entry in self._handed:  # look, and the reader thread need not wait for it
+            with self._handed_lock:  # a slow call (or one held open): the reader thread need not
+                if entry in self._handed:  # keep reading for it, but looks TICK apart for a while
                     self._handed.remove(entry)
+            self._slow(request_id, pending, False)
+
+    def _slow(self, request_id: int, pending: _Pending, gave_up: bool) -> None:
+        # A call is slow: its answer may come at any time. One that gave the reading up has the
+        # reader thread block in a read for it; while it waits, for SLOW_WAIT at most, the
+        # looks do not back off.
+        with self._handed_lock:
+            self._slow_calls.append((request_id, pending))
+        self._slow_until = time.monotonic() + SLOW_WAIT
+        if gave_up:
+            self._gave_up = True
+            self.wake()
+
+    def _slow_waits(self) -> bool:
+        # Does a slow call still wait, and not for long yet?
+        if not self._slow_calls:
+            return False
+        with self._handed_lock:
+            if time.monotonic() > self._slow_until:
+                self._slow_calls = []
+            else:
+                self._slow_calls = self.session._outgoing.still_waiting(self._slow_calls)
+            return bool(self._slow_calls)
 
     def wake(self) -> None:
         """Wake the reader thread (for the callers still waiting, or to see the end)."""
@@ -305,17 +341,20 @@ class SharedReading:
                 woken = self._wake.acquire(True, TICK * (1 << idle))
                 if self.calls != seen:
                     idle, seen = 0, self.calls
-                elif not woken:
+                elif not woken and not self._slow_waits():
                     idle += 1
                 if not self._lock.acquire(False):
-                    continue  # a caller reads
+                    idle = 0  # a caller reads: a call is under way, look again a tick after it
+                    continue
                 try:
                     if not self._drain(True):
                         break
                     if self._someone_waits():  # callers found the reading taken: read for them
                         self._serve(until_a_call=False)
-                    elif woken or idle >= IDLE_LOOKS:  # a slow call waits, or nothing to do:
-                        self._serve(until_a_call=True)  # block in a read
+                        idle, seen = 0, self.calls
+                    elif self._gave_up or idle >= IDLE_LOOKS:  # a slow call waits, or nothing to
+                        self._gave_up = False                    # do: block in a read
+                        self._serve(until_a_call=True)
                         idle, seen = 0, self.calls
                 finally:
                     self._lock.release()
@@ -324,12 +363,12 @@ class SharedReading:
         return self.ended
 
     def _serve(self, until_a_call: bool) -> None:
-        # Blocking reads, until no handed caller waits, and then: while idle, until a call has
-        # come meanwhile; else until a tick has passed since callers last overlapped (while
-        # many threads call at once, one reader serves them best, as it did before callers
-        # read). Then the callers read for themselves again. A call that waits long (a slow
-        # tool, a held-open listen) does not keep the reader here: its answer is read at a
-        # look, or by another caller.
+        # Blocking reads, until no handed caller waits, and then: for a slow call or while
+        # idle, until a call has come meanwhile (and been answered); else until a tick has
+        # passed since callers last overlapped (while many threads call at once, one reader
+        # serves them best, as it did before callers read). Then the callers read for
+        # themselves again, and a slow call still waiting is read for at the looks (TICK apart
+        # for SLOW_WAIT) or by another caller.
         seen, read, waits, receive = self.calls, self.session.transport.read, self._someone_waits, self.session.receive
         self._serving = True
         try:
@@ -347,12 +386,14 @@ class SharedReading:
             self._serving = False
 
     def _drain(self, reader: bool) -> bool:
-        # What came, without waiting for more; False at the end of the stream. There the
-        # reader thread's blocking read waits for a child's exit, to say how it ended (a
-        # caller leaves that wait to it: its own is bounded by its timeout).
+        # What came, without waiting for more (a caller: DRAIN_MOST at most); False at the end
+        # of the stream. There the reader thread's blocking read waits for a child's exit, to say
+        # how it ended (a caller leaves that wait to it: its own is bounded by its timeout).
         read_within, receive = self.session.transport.read_within, self.session.receive
+        left = -1 if reader else DRAIN_MOST  # (-1: no bound)
         try:
-            while True:
+            while left:
+                left -= 1
                 message = read_within(0.0)
                 if message is None:
                     if not reader:
@@ -364,13 +405,15 @@ class SharedReading:
                         return False
                 receive(message)
         except TimeoutError:
-            return True
+            pass
+        return True
 
     def _end(self, error: Optional[Exception]) -> None:
         # The stream ended (error None: the peer closed it): every waiting request fails now.
         if error is not None:
             log.debug("%s: reader stopped: %r", self.session.name, error)
-            self.ended = ConnectionClosed(f"the connection failed: {error}")
+            self.ended = error if isinstance(error, ConnectionClosed) else ConnectionClosed(
+                f"the connection failed: {error}")  # (a child's exit code and stderr kept)
         self._finished = True
         self.session._connection_lost(self.ended)
         self.wake()  # the reader thread, if a caller saw it, ends too
