@@ -207,14 +207,14 @@ class SharedReading:
     """The turns at reading one client session's stream (see the module's docstring)."""
 
     def __init__(self, session: Session) -> None:
-        self.session = session
+        self.session: Session = session
         # Held by whoever reads. (An RLock for its _is_owned(): a caller interrupted by Ctrl-C
         # right after taking it still lets it go.)
         self._lock = threading.RLock()
         self._wake = threading.Lock()  # released to wake the reader thread out of a look's wait
         self._wake.acquire()
         #: Calls made: the reader thread's clock of activity (a rough count will do).
-        self.calls = 0
+        self.calls: int = 0
         # The requests of callers that found the reading taken: they wait on whoever reads.
         self._handed: List[Tuple[int, _Pending]] = []
         self._handed_lock = threading.Lock()
