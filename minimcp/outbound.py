@@ -286,6 +286,9 @@ class SharedReading:
         with self._handed_lock:
             self._handed.append(entry)
         if self._lock.acquire(False):  # the reader let go meanwhile (maybe before it saw us): read
+            with self._handed_lock:  # for ourselves, handed no more (else, if we then give up, the
+                if entry in self._handed:  # reader thread would read for us to the end: a listen's)
+                    self._handed.remove(entry)
             self._read_until(pending, min(deadline, time.monotonic() + CALLER_WAIT))
             return  # (read_for lets the reading go)
         if not pending.settle(min(CALLER_WAIT, deadline - time.monotonic())):
