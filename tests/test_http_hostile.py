@@ -18,7 +18,7 @@ import requests
 from test_http import ACCEPT, INIT, Raw, call, make_server
 
 from minimcp.http import streams
-from minimcp.http.request import read_fields
+from minimcp.http.request import ENVIRON_KEY, HEADER_NAME, NameCache, read_fields, read_request_line
 from minimcp.http.wsgiserver import BackgroundServer
 
 from conftest import shared_server
@@ -239,6 +239,23 @@ def test_fields_match_any_case_and_100_continue_is_answered(http):
     assert answers.count(b"HTTP/1.1 200") == 2 and answers.count(b'"result":') == 2, answers
     fields = read_fields(io.BytesIO(b"Accept: \t a, b \t\r\nX-Twice: 1\r\nx-twice: 2\r\n\r\n"))
     assert fields.get("ACCEPT") == "a, b" and fields.get("x-TWICE") == "1" and fields.get_all("X-Twice") == ["1", "2"]
+    once = read_fields(io.BytesIO(b"Content-Length: 5\r\nX-Once: 1\r\n\r\n"))  # no name twice: the short way
+    assert once.get_all("content-length") == ["5"] and once.get_all("X-Twice") is None
+
+
+def test_the_usual_request_line_and_a_double_slash_read_as_before():
+    assert read_request_line("POST /mcp?x=1 HTTP/1.1") == ("POST", "/mcp?x=1", "HTTP/1.1", (1, 1))
+    assert read_request_line("POST //mcp HTTP/1.1") == ("POST", "/mcp", "HTTP/1.1", (1, 1))
+    assert read_request_line("GET / HTTP/1.0") == ("GET", "/", "HTTP/1.0", (1, 0))
+
+
+def test_name_caches_convert_as_before_and_made_up_names_do_not_grow_them():
+    cache = NameCache(str.upper, limit=3)
+    assert [cache[n] for n in ("a", "b", "a", "c", "d", "e")] == ["A", "B", "A", "C", "D", "E"]
+    assert sorted(cache) == ["a", "b", "c"]
+    assert ENVIRON_KEY["Mcp-Session-Id"] == "HTTP_MCP_SESSION_ID" and ENVIRON_KEY["Content_Length"] is None
+    assert HEADER_NAME["HTTP_MCP_SESSION_ID"] == "mcp-session-id" and HEADER_NAME["wsgi.input"] is None
+    assert HEADER_NAME.limit == ENVIRON_KEY.limit == 256
 
 
 # -- 10: HTTP/1.0 --------------------------------------------------------------------------------

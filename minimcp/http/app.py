@@ -47,6 +47,7 @@ from .get_stream import serve_get
 from .headers import check_headers
 from .legacy_app import LegacyEndpoints
 from .replies import SSE_HEADERS, STATUS, HTTPError, error, modern_status, read_body, reply, session_not_found
+from .request import HEADER_NAME
 from .security import LOCAL_HOSTS, Unauthorized, authenticate, bearer_token_auth, check_host_and_origin, check_owner
 from .streams import OPENING, EventStore, HTTPSessionTransport, MemoryEventStore, OutStream, format_event
 
@@ -130,7 +131,7 @@ class MCPApp:
     def __call__(self, environ: _Environ, start_response: _Start) -> Iterable[bytes]:
         """Serve one HTTP request."""
         try:
-            headers = {k[5:].replace("_", "-").lower(): v for k, v in environ.items() if k.startswith("HTTP_")}
+            headers = {name: v for k, v in environ.items() if (name := HEADER_NAME[k])}
             path, method = environ.get("PATH_INFO", ""), environ["REQUEST_METHOD"]
             if path.startswith(WELL_KNOWN) and isinstance(self.auth, ProtectedResource):  # public: RFC 9728
                 served = self.auth.serve_metadata(path, method, start_response)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Set, Tupl
 
 from ..logs import get_logger
 from ..threads import join, start_thread
-from .request import Body, HeadError, read_fields, read_request_line
+from .request import ENVIRON_KEY, Body, HeadError, read_fields, read_request_line
 from .sockets import REFUSE_TIMEOUT, client_gone, content_length, linger, refusal
 
 if TYPE_CHECKING:
@@ -145,9 +145,9 @@ class _Handler(BaseHTTPRequestHandler):
         }
         # One pass over the fields as they came.
         for name, value in self.headers.raw_items():
-            if "_" in name:  # Content_Length would pass for Content-Length (dropped, as gunicorn and nginx do)
+            key = ENVIRON_KEY[name]
+            if key is None:  # a name with "_" (see ENVIRON_KEY)
                 continue
-            key = "HTTP_" + name.upper().replace("-", "_")
             if key == "HTTP_CONTENT_TYPE" or key == "HTTP_CONTENT_LENGTH":
                 environ.setdefault(key[5:], value)  # the first one, as headers.get() gives
             else:
