@@ -17,7 +17,9 @@ import pytest
 import requests
 from test_http import ACCEPT, INIT, Raw, call, make_server
 
+import minimcp
 from minimcp.http import streams
+from minimcp.http.handler import RequestHandler
 from minimcp.http.request import ENVIRON_KEY, HEADER_NAME, NameCache, read_fields, read_request_line
 from minimcp.http.wsgiserver import BackgroundServer
 
@@ -454,3 +456,46 @@ def test_a_field_name_with_an_underscore_is_not_taken_for_its_dashed_twin(http):
     the real Content-Length: dropped, as gunicorn and nginx drop such names."""
     answer = exchange(http, post_with("Content_Length: 5\r\nConnection: close\r\n"))
     assert answer.startswith(b"HTTP/1.1 200") and b'"tools":' in answer, answer[:300]
+
+
+# -- 12: connections that wait too long -----------------------------------------------------------
+
+
+@pytest.fixture
+def quick_timeout_http(monkeypatch):
+    """A server whose connections may wait 0.3 s for the client (120 s by default)."""
+    monkeypatch.setattr(RequestHandler, "timeout", 0.3)
+    server = make_server()
+    with BackgroundServer(server.wsgi_app(), websockets={"/ws": server}) as running:
+        yield running
+
+
+ANSWERED = post_with("")  # a whole request: answered, then the connection is kept alive
+STALLED_HEAD = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: appl"
+STALLED_BODY = ANSWERED.replace(f"Content-Length: {len(LIST)}".encode(), f"Content-Length: {len(LIST) + 50}".encode())
+
+
+@pytest.mark.parametrize("sent, answer", [
+    pytest.param(ANSWERED, b"HTTP/1.1 200", id="idle-after-an-answer"),
+    pytest.param(STALLED_HEAD, b"", id="head-stalled"),
+    pytest.param(STALLED_BODY, b"", id="body-stalled"),  # (closed unanswered, as a stalled head: no 408 yet)
+])
+def test_a_connection_that_keeps_the_server_waiting_is_closed_and_the_server_serves_on(
+        quick_timeout_http, sent, answer):
+    """An idle keep-alive connection, or a client that stops in the middle of its request, is
+    closed once the timeout passes (the thread it held is freed); the server serves on."""
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", port_of(quick_timeout_http)), timeout=10) as sock:
+        sock.sendall(sent)
+        got = read_response(sock)  # (until the server closes: a socket.timeout after 10 s if it never does)
+    assert got.startswith(answer) and (answer or got == b""), got[:300]
+    assert time.monotonic() - started < 5.0
+    assert exchange(quick_timeout_http, post_with("Connection: close\r\n")).startswith(b"HTTP/1.1 200")
+
+
+def test_a_websocket_session_is_not_held_to_the_http_timeout(quick_timeout_http):
+    """Upgraded, the connection is a session: its reader may wait on a quiet client past the
+    HTTP timeout (here while ``hold`` runs 0.6 s: twice the server's 0.3 s)."""
+    with minimcp.connect(quick_timeout_http.url.replace("http://", "ws://") + "/ws") as client:
+        assert client.call_tool("hold", {"seconds": 0.6}).text == "done"
+        assert client.call_tool("echo", {"text": "still here"}).text == "still here"

@@ -8,13 +8,14 @@ SSE event as it is yielded; close-delimited for HTTP/1.0), a WebSocket upgrade
 where one is routed, and the socket-level refusals of :mod:`minimcp.http.sockets`.
 """
 
+import io
 import sys
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Tuple
 
 from ..logs import get_logger
 from .request import ENVIRON_KEY, Body, HeadError, read_fields, read_request_line
-from .sockets import REFUSE_TIMEOUT, client_gone, content_length, linger, refusal
+from .sockets import REFUSE_TIMEOUT, TimedReads, client_gone, content_length, kernel_timeouts, linger, refusal
 
 if TYPE_CHECKING:
     from logging import Logger
@@ -33,11 +34,19 @@ class RequestHandler(BaseHTTPRequestHandler):
     server: "WSGIServer"
 
     def setup(self) -> None:
-        """Set the connection up; a connection past the cap gets a short timeout (it is refused)."""
+        """Set the connection up: its waits timed by the kernel where it can be
+        (:func:`~minimcp.http.sockets.kernel_timeouts`); a connection past the cap gets a short
+        timeout (it is refused)."""
         self.refusing = self.server.is_refused(self.request)
         if self.refusing:
             self.timeout = REFUSE_TIMEOUT  # type: ignore[misc]  # per connection: setup() reads self.timeout
+        by_kernel = not self.refusing and self.timeout is not None and kernel_timeouts(self.request, self.timeout)
+        if by_kernel:
+            self.timeout = None  # type: ignore[assignment,misc]  # no settimeout(): no poll before each recv and send
         super().setup()
+        if by_kernel:  # makefile()'s reader, unread yet, swapped for one that raises at the kernel's timeout
+            self.rfile.close()
+            self.rfile = io.BufferedReader(TimedReads(self.connection, "rb"))
 
     def handle_one_request(self) -> None:
         """Read one request and run the app for it (any method)."""
@@ -115,6 +124,7 @@ class RequestHandler(BaseHTTPRequestHandler):
         self.wfile.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
         self.close_connection = True
         self.connection.settimeout(None)  # the idle keep-alive timeout is for HTTP, not for a session
+        kernel_timeouts(self.connection, 0)
         mcp_server.serve(WebSocketServerTransport(self.rfile, self.wfile), background=False, principal=principal)
 
     def _environ(self, body: Body) -> Dict[str, Any]:

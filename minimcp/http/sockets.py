@@ -8,6 +8,8 @@ No threads here, and nothing that knows MCP beyond the shape of an error body.
 
 import select
 import socket
+import struct
+import sys
 import time
 from typing import Any, Callable, Dict, List, Optional
 
@@ -18,6 +20,44 @@ from ..protocol.jsonrpc import ErrorResponse
 LINGER_SECONDS, LINGER_BYTES = 5.0, 64 * 1024 * 1024
 #: Seconds a refused connection may take to send its request head.
 REFUSE_TIMEOUT = 5.0
+
+
+def kernel_timeouts(sock: socket.socket, seconds: float) -> bool:
+    """Have the kernel end any read or write of ``sock`` that waits past ``seconds`` (0: never),
+    with ``SO_RCVTIMEO`` and ``SO_SNDTIMEO``, the socket left blocking. False where that is not
+    done (not Linux): the caller then uses ``settimeout``.
+
+    ``settimeout`` would ``poll`` before every ``recv`` and every ``send``: two more system calls
+    a request, and each one lets go of the GIL, which costs a thread switch when connections
+    contend for it. A read that the kernel ends raises ``socket.timeout`` all the same (see
+    :class:`TimedReads`); a write raises ``BlockingIOError``, where ``settimeout`` raises
+    ``socket.timeout``: both are an ``OSError``, as the callers catch it. Unlike ``settimeout``, the
+    time runs for each system call, not for a whole ``sendall()``.
+    """
+    if not sys.platform.startswith("linux"):  # (a struct timeval is two longs there; elsewhere: see above)
+        return False
+    whole = int(seconds)
+    timeval = struct.pack("ll", whole, int((seconds - whole) * 1_000_000))
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, timeval)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, timeval)
+    except OSError:
+        return False
+    return True
+
+
+class TimedReads(socket.SocketIO):
+    """A blocking socket's reads, for a ``BufferedReader``, where a wait ended by
+    :func:`kernel_timeouts` raises ``socket.timeout``, as with ``settimeout``. (``SocketIO`` returns
+    None for it, which a ``BufferedReader`` would take for the end of the stream: a request head
+    cut short would then be read as whole.)"""
+
+    def readinto(self, buffer: Any) -> Optional[int]:
+        """Read into ``buffer``; the count read (0 at the end of the stream)."""
+        count = super().readinto(buffer)
+        if count is None:  # EAGAIN: only SO_RCVTIMEO makes a blocking socket's recv say it
+            raise socket.timeout("timed out")
+        return count
 
 
 def content_length(values: List[str]) -> Optional[int]:
