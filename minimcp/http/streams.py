@@ -16,7 +16,7 @@ the last id I sent" whether the event is new or replayed.
 """
 
 import collections
-import secrets
+import random
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
@@ -148,7 +148,9 @@ class OutStream:
     """
 
     def __init__(self, store: EventStore, expected: Optional[Set["RequestId"]] = None) -> None:
-        self.id: str = secrets.token_hex(8)
+        # Unique, not secret (a stream is resumed only within its session, whose id is the secret): random's
+        # generator, reseeded in a forked worker, costs no os.urandom() (a system call, the GIL let go) a POST.
+        self.id: str = f"{random.getrandbits(64):016x}"
         self.store: EventStore = store
         self.expected: Set[RequestId] = set(expected or ())
         self.standalone: bool = not self.expected
