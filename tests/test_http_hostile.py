@@ -9,6 +9,8 @@ and "Session Management"; RFC 9112 for the HTTP framing.
 import io
 import json
 import socket
+import struct
+import sys
 import threading
 import time
 from http.client import HTTPConnection
@@ -21,6 +23,7 @@ import minimcp
 from minimcp.http import streams
 from minimcp.http.handler import RequestHandler
 from minimcp.http.request import ENVIRON_KEY, HEADER_NAME, NameCache, read_fields, read_request_line
+from minimcp.http.sockets import TimedReads, kernel_timeouts
 from minimcp.http.wsgiserver import BackgroundServer
 
 from conftest import shared_server
@@ -252,9 +255,10 @@ def test_the_usual_request_line_and_a_double_slash_read_as_before():
 
 
 def test_name_caches_convert_as_before_and_made_up_names_do_not_grow_them():
-    cache = NameCache(str.upper, limit=3)
-    assert [cache[n] for n in ("a", "b", "a", "c", "d", "e")] == ["A", "B", "A", "C", "D", "E"]
-    assert sorted(cache) == ["a", "b", "c"]
+    cache = NameCache(str.upper, limit=3, longest=8)
+    assert [cache[n] for n in ("a", "b", "a", "c")] == ["A", "B", "A", "C"] and sorted(cache) == ["a", "b", "c"]
+    assert cache["d"] == "D" and sorted(cache) == ["d"]  # full: it starts again, with the names in use now
+    assert cache["x" * 9] == "X" * 9 and sorted(cache) == ["d"]  # a long name is converted, not kept
     assert ENVIRON_KEY["Mcp-Session-Id"] == "HTTP_MCP_SESSION_ID" and ENVIRON_KEY["Content_Length"] is None
     assert HEADER_NAME["HTTP_MCP_SESSION_ID"] == "mcp-session-id" and HEADER_NAME["wsgi.input"] is None
     assert HEADER_NAME.limit == ENVIRON_KEY.limit == 256
@@ -477,13 +481,14 @@ STALLED_BODY = ANSWERED.replace(f"Content-Length: {len(LIST)}".encode(), f"Conte
 
 @pytest.mark.parametrize("sent, answer", [
     pytest.param(ANSWERED, b"HTTP/1.1 200", id="idle-after-an-answer"),
-    pytest.param(STALLED_HEAD, b"", id="head-stalled"),
-    pytest.param(STALLED_BODY, b"", id="body-stalled"),  # (closed unanswered, as a stalled head: no 408 yet)
+    pytest.param(STALLED_HEAD, b"HTTP/1.1 408", id="head-stalled"),
+    pytest.param(STALLED_BODY, b"", id="body-stalled"),  # (the app was reading it: closed unanswered)
 ])
 def test_a_connection_that_keeps_the_server_waiting_is_closed_and_the_server_serves_on(
         quick_timeout_http, sent, answer):
     """An idle keep-alive connection, or a client that stops in the middle of its request, is
-    closed once the timeout passes (the thread it held is freed); the server serves on."""
+    closed once the timeout passes (the thread it held is freed; a head cut short is told so with a
+    408); the server serves on."""
     started = time.monotonic()
     with socket.create_connection(("127.0.0.1", port_of(quick_timeout_http)), timeout=10) as sock:
         sock.sendall(sent)
@@ -499,3 +504,40 @@ def test_a_websocket_session_is_not_held_to_the_http_timeout(quick_timeout_http)
     with minimcp.connect(quick_timeout_http.url.replace("http://", "ws://") + "/ws") as client:
         assert client.call_tool("hold", {"seconds": 0.6}).text == "done"
         assert client.call_tool("echo", {"text": "still here"}).text == "still here"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="kernel timeouts are used on Linux only")
+def test_the_kernel_times_a_connection_and_a_timed_out_read_is_not_waited_for_twice(quick_timeout_http):
+    """On Linux a connection's socket stays blocking (no poll before each recv and send: see
+    sockets.kernel_timeouts) with the timeout set in the kernel; a read past it raises
+    socket.timeout, and a read after that fails at once, as after settimeout()'s."""
+    with socket.create_connection(("127.0.0.1", port_of(quick_timeout_http)), timeout=10) as sock:
+        sock.sendall(ANSWERED)
+        assert sock.recv(65536).startswith(b"HTTP/1.1 200")
+        served = list(quick_timeout_http.httpd._connections.values())  # (the server's end of it)
+        assert [s.gettimeout() for s in served] == [None]
+        assert struct.unpack("ll", served[0].getsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, 16)) == (0, 300000)
+    a, b = socket.socketpair()
+    with a, b:
+        assert kernel_timeouts(a, 0.05)
+        reader = io.BufferedReader(TimedReads(a, "rb"))
+        started = time.monotonic()
+        with pytest.raises(socket.timeout):
+            reader.read(1)
+        waited = time.monotonic() - started
+        with pytest.raises(OSError):
+            reader.read(1)
+        assert waited >= 0.04 and time.monotonic() - started < waited + 0.04
+
+
+def test_stream_ids_do_not_repeat_when_a_tool_seeds_random():
+    """The event store is one per app, keyed by stream id: two sessions' streams must never share
+    one, whatever a tool does to the `random` module's generator."""
+    import random
+
+    store = streams.MemoryEventStore()
+    random.seed(7)
+    first = streams.OutStream(store, {1}).id
+    random.seed(7)
+    assert streams.OutStream(store, {1}).id != first
+    assert len(first) == 16 and int(first, 16) >= 0

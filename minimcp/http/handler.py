@@ -9,6 +9,7 @@ where one is routed, and the socket-level refusals of :mod:`minimcp.http.sockets
 """
 
 import io
+import socket
 import sys
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Tuple
@@ -40,7 +41,7 @@ class RequestHandler(BaseHTTPRequestHandler):
         self.refusing = self.server.is_refused(self.request)
         if self.refusing:
             self.timeout = REFUSE_TIMEOUT  # type: ignore[misc]  # per connection: setup() reads self.timeout
-        by_kernel = not self.refusing and self.timeout is not None and kernel_timeouts(self.request, self.timeout)
+        by_kernel = not self.refusing and bool(self.timeout) and kernel_timeouts(self.request, self.timeout)
         if by_kernel:
             self.timeout = None  # type: ignore[assignment,misc]  # no settimeout(): no poll before each recv and send
         super().setup()
@@ -88,6 +89,9 @@ class RequestHandler(BaseHTTPRequestHandler):
         except HeadError as exc:
             self.send_error(exc.status, exc.reason)
             self._linger()  # (the rest of the head unread: the client reads the answer, not a reset)
+            return False
+        except socket.timeout:  # the head stopped coming: say so, and close (its reads would fail at once now)
+            self.send_error(408, "Request Timeout: the request head did not come in time")
             return False
         connection, before_1_1 = self.headers.get("Connection", "").lower(), number < (1, 1)
         self.close_connection = connection == "close" or (before_1_1 and connection != "keep-alive")

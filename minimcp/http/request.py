@@ -30,24 +30,29 @@ class NameCache(dict[str, "Optional[str]"]):  # (quoted: typing is not imported 
     A request's field names are nearly always the ones the request before it had,
     and one dict lookup costs less than the string methods that convert a name
     (WSGI's ``HTTP_ACCEPT`` for ``Accept`` and back: ~4 us a request of 9 fields).
-    At most ``limit`` names are kept, so made-up names cannot grow it.
+    Bounded, whatever names come: only names of up to ``longest`` characters are kept,
+    and a full cache starts again empty (made-up names cannot pin memory, nor keep the
+    names in use out for good).
     """
 
-    def __init__(self, convert: Callable[[str], Optional[str]], limit: int = 256) -> None:
+    def __init__(self, convert: Callable[[str], Optional[str]], limit: int = 256, longest: int = 64) -> None:
         super().__init__()
         self.convert = convert
         self.limit = limit
+        self.longest = longest
 
     def __missing__(self, name: str) -> Optional[str]:
         converted = self.convert(name)
-        if len(self) < self.limit:
+        if len(name) <= self.longest:
+            if len(self) >= self.limit:
+                self.clear()
             self[name] = converted
         return converted
 
 
 #: A field name's WSGI environ key (PEP 3333, CGI's ``HTTP_`` names); None for a name with ``_``,
-#: which the environ leaves out (``Content_Length`` would pass for ``Content-Length``, as gunicorn and
-#: nginx know).
+#: which the environ leaves out: ``Content_Length`` would pass for ``Content-Length`` (gunicorn and
+#: nginx drop such names too).
 ENVIRON_KEY = NameCache(lambda name: None if "_" in name else "HTTP_" + name.upper().replace("-", "_"))
 #: An environ key's header name, in lower case (``HTTP_MCP_SESSION_ID``: ``mcp-session-id``); None for
 #: a key that is not a header.

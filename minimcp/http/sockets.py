@@ -30,18 +30,22 @@ def kernel_timeouts(sock: socket.socket, seconds: float) -> bool:
     ``settimeout`` would ``poll`` before every ``recv`` and every ``send``: two more system calls
     a request, and each one lets go of the GIL, which costs a thread switch when connections
     contend for it. A read that the kernel ends raises ``socket.timeout`` all the same (see
-    :class:`TimedReads`); a write raises ``BlockingIOError``, where ``settimeout`` raises
-    ``socket.timeout``: both are an ``OSError``, as the callers catch it. Unlike ``settimeout``, the
-    time runs for each system call, not for a whole ``sendall()``.
+    :class:`TimedReads`). Two differences: a write it ends raises ``BlockingIOError`` (an
+    ``OSError``, as ``socket.timeout`` is: the connection ends either way), and the time runs
+    for each system call, so a ``sendall()`` to a client that goes on reading, however slowly,
+    is not cut at ``seconds`` in all.
     """
     if not sys.platform.startswith("linux"):  # (a struct timeval is two longs there; elsewhere: see above)
         return False
     whole = int(seconds)
-    timeval = struct.pack("ll", whole, int((seconds - whole) * 1_000_000))
+    micros = int((seconds - whole) * 1_000_000)
+    if seconds > 0 and not (whole or micros):
+        micros = 1  # (under a microsecond: (0, 0) would mean never)
     try:
+        timeval = struct.pack("ll", whole, micros)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, timeval)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, timeval)
-    except OSError:
+    except (OSError, struct.error):
         return False
     return True
 
@@ -56,6 +60,7 @@ class TimedReads(socket.SocketIO):
         """Read into ``buffer``; the count read (0 at the end of the stream)."""
         count = super().readinto(buffer)
         if count is None:  # EAGAIN: only SO_RCVTIMEO makes a blocking socket's recv say it
+            self._timeout_occurred = True  # (SocketIO's flag: a later read fails at once, as after settimeout's)
             raise socket.timeout("timed out")
         return count
 

@@ -16,6 +16,7 @@ the last id I sent" whether the event is new or replayed.
 """
 
 import collections
+import os
 import random
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Set, Tuple
@@ -31,6 +32,14 @@ if TYPE_CHECKING:
     from ..protocol.jsonrpc import RequestId
 
 log: "Logger" = get_logger(__name__)
+
+# Stream ids: 64 random bits, as secrets.token_hex(8) gave, but from a generator of our own, seeded
+# from os.urandom once (and again in a forked worker): no os.urandom() system call, which lets the GIL
+# go, a POST. Not the shared `random` generator: a tool's random.seed() would repeat the ids, and the
+# event store (one per app) would mix two sessions' events under one.
+_STREAM_IDS = random.Random()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_STREAM_IDS.seed)
 
 #: Seconds between ``: keepalive`` comments on an idle stream; writing them is
 #: also how a vanished client is noticed, so its thread is freed.
@@ -148,9 +157,7 @@ class OutStream:
     """
 
     def __init__(self, store: EventStore, expected: Optional[Set["RequestId"]] = None) -> None:
-        # Unique, not secret (a stream is resumed only within its session, whose id is the secret): random's
-        # generator, reseeded in a forked worker, costs no os.urandom() (a system call, the GIL let go) a POST.
-        self.id: str = f"{random.getrandbits(64):016x}"
+        self.id: str = f"{_STREAM_IDS.getrandbits(64):016x}"
         self.store: EventStore = store
         self.expected: Set[RequestId] = set(expected or ())
         self.standalone: bool = not self.expected
