@@ -33,6 +33,16 @@ class RequestHandler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
     timeout = 120.0  # an idle keep-alive connection is closed after this many seconds
     server: "WSGIServer"
+    # What each connection and request leaves here (http.server's names, with the types of our values):
+    refusing: bool
+    rfile: Any  # a BufferedReader (over TimedReads where the kernel times the socket)
+    raw_requestline: bytes
+    requestline: str
+    command: str
+    path: str
+    request_version: str
+    close_connection: bool
+    headers: Any  # a minimcp.http.request.Fields: the part of a Message that http.server reads
 
     def setup(self) -> None:
         """Set the connection up: its waits timed by the kernel where it can be
@@ -85,7 +95,7 @@ class RequestHandler(BaseHTTPRequestHandler):
             return False  # an empty line where a request should be: closed unanswered, as http.server does
         try:
             self.command, self.path, self.request_version, number = read_request_line(self.requestline)
-            self.headers = read_fields(self.rfile)  # type: ignore[assignment]  # (the part of a Message used)
+            self.headers = read_fields(self.rfile)
         except HeadError as exc:
             self.send_error(exc.status, exc.reason)
             self._linger()  # (the rest of the head unread: the client reads the answer, not a reset)
