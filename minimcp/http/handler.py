@@ -212,7 +212,10 @@ class RequestHandler(BaseHTTPRequestHandler):
         if body.remaining > 65536:
             self._linger()
         elif body.remaining:
-            body.read()  # a little left: drain it, else it would be read as the next request
+            try:
+                body.read()  # a little left: drain it, else it would be read as the next request
+            except OSError:  # it timed out (a 408), or the client went: nothing more is read here
+                self.close_connection = True
 
     def _send(self, result: Any, response: List[Any]) -> None:
         chunks = iter(result)

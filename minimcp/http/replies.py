@@ -5,6 +5,7 @@ so a client that only logs the body still learns why.
 """
 
 import json
+import socket
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..protocol import jsonrpc
@@ -15,7 +16,7 @@ SSE_HEADERS = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cach
                ("X-Accel-Buffering", "no")]  # nginx: pass events on at once, do not buffer them
 STATUS = {200: "200 OK", 202: "202 Accepted", 400: "400 Bad Request", 401: "401 Unauthorized",
           403: "403 Forbidden", 404: "404 Not Found", 405: "405 Method Not Allowed",
-          406: "406 Not Acceptable", 409: "409 Conflict", 413: "413 Payload Too Large",
+          406: "406 Not Acceptable", 408: "408 Request Timeout", 409: "409 Conflict", 413: "413 Payload Too Large",
           415: "415 Unsupported Media Type", 421: "421 Misdirected Request", 500: "500 Internal Server Error",
           503: "503 Service Unavailable"}
 
@@ -60,7 +61,8 @@ def reply(start_response: Callable[..., Any], status: int, body: bytes = b"",
 
 
 def read_body(environ: Dict[str, Any], max_body: int) -> bytes:
-    """The request body, refused (413) past ``max_body`` bytes whether or not it said its length."""
+    """The request body, refused (413) past ``max_body`` bytes whether or not it said its length
+    (408 when it stops coming: a timeout of the server's)."""
     text = (environ.get("CONTENT_LENGTH") or "").strip()
     if text and not (text.isascii() and text.isdigit()):  # int() would take "-1" (read to the end)
         raise HTTPError(400, "Bad Request: bad Content-Length")
@@ -68,7 +70,10 @@ def read_body(environ: Dict[str, Any], max_body: int) -> bytes:
     if length > max_body:
         raise HTTPError(413, f"Payload Too Large: the limit is {max_body} bytes")
     stream = environ["wsgi.input"]
-    body: bytes = stream.read(length) if length >= 0 else stream.read(max_body + 1)
+    try:
+        body: bytes = stream.read(length) if length >= 0 else stream.read(max_body + 1)
+    except socket.timeout:  # the client stopped sending it (the server's read timeout passed)
+        raise HTTPError(408, "Request Timeout: the request body did not come in time") from None
     if len(body) > max_body:
         raise HTTPError(413, f"Payload Too Large: the limit is {max_body} bytes")
     return body
