@@ -68,7 +68,8 @@ def _ping(params: Dict[str, Any], ctx: RequestContext) -> Dict[str, Any]:
 
 def handle(ctx: RequestContext, name: str) -> Any:
     """Run an incoming request's handler: its reply, a Response or an ErrorResponse (an
-    ``RPCError`` keeps its code; any other exception is logged and becomes -32603)."""
+    ``RPCError`` keeps its code; any other exception is logged and becomes -32603, and so does
+    a ``sys.exit()``: on a handler thread it would end the thread and leave the request unanswered)."""
     try:
         result = ctx.handler(ctx.params, ctx)
         return Response(ctx.request_id, {} if result is None else result)
@@ -77,6 +78,11 @@ def handle(ctx: RequestContext, name: str) -> Any:
     except Exception as exc:
         log.exception("%s: handler for %r failed", name, ctx.method)
         return ErrorResponse(ctx.request_id, jsonrpc.INTERNAL_ERROR, f"Internal error: {exc}")
+    except SystemExit as exc:
+        log.warning("%s: the handler for %r called sys.exit(%r): that ends its call only (-32603)",
+                    name, ctx.method, exc.code)
+        return ErrorResponse(ctx.request_id, jsonrpc.INTERNAL_ERROR,
+                             f"Internal error: the handler called sys.exit({exc.code!r})")
 
 
 def not_json(ctx: RequestContext, exc: Exception, name: str) -> ErrorResponse:

@@ -236,6 +236,21 @@ def all_quick():
         server.close()
 
 
+def test_a_tool_that_calls_sys_exit_is_answered_and_the_server_serves_on(all_quick):
+    """Every request read is answered: sys.exit() on a handler thread would end the thread and
+    leave the call unanswered (its client timing out). Twice: the first call of a kind is handed
+    off, the next (every kind is quick: --all-quick) runs on the reading thread."""
+    all_quick.initialize()
+    for request_id in (1, 2):
+        all_quick.send(call(request_id, "leave", {"code": 3}))
+        error = all_quick.recv()["error"]
+        assert error["code"] == -32603 and "sys.exit(3)" in error["message"], error
+    all_quick.send(call(3, "echo", {"text": "still here"}))
+    assert all_quick.recv()["result"]["content"][0]["text"] == "still here"
+    code, rest = all_quick.close()
+    assert code == 0 and rest == b""
+
+
 def test_a_call_that_waits_for_the_next_line_gets_it_read(all_quick):
     """The reading thread runs a quick kind of call itself, keeping the reading; this one is
     quick at first (what it waits for came already), then slow once (it waits for the echo sent

@@ -53,6 +53,12 @@ def crash(code: int = 3) -> str:
 
 
 @server.tool()
+def leave(code: int = 3) -> str:
+    """Call sys.exit(), which on a handler thread ends only this call."""
+    sys.exit(code)
+
+
+@server.tool()
 def noisy(text: str) -> str:
     """print() to stdout (which must not reach the wire) and return the text."""
     print("this goes to stderr, not the protocol stream")
