@@ -488,8 +488,8 @@ STALLED_BODY = ANSWERED.replace(f"Content-Length: {len(LIST)}".encode(), f"Conte
 def test_a_connection_that_keeps_the_server_waiting_is_closed_and_the_server_serves_on(
         quick_timeout_http, sent, answer, caplog):
     """An idle keep-alive connection, or a client that stops in the middle of its request, is
-    closed once the timeout passes (the thread it held is freed; a head cut short is told so with a
-    408); the server serves on."""
+    closed once the timeout passes (the thread it held is freed; a head or body cut short is told
+    so with a 408); the server serves on."""
     started = time.monotonic()
     with socket.create_connection(("127.0.0.1", port_of(quick_timeout_http)), timeout=10) as sock:
         sock.sendall(sent)
