@@ -8,6 +8,10 @@ fields: past either, 431), and a field line that is not ``token ":" value`` is
 refused (400): a name that is not an RFC 9110 token (whitespace before the colon
 included, §5.1 of RFC 9112), no colon, an obsolete folded line (§5.2), a CR or
 NUL in the value (RFC 9110 §5.5).
+
+Here too: the conversions between a field name and its WSGI environ key, cached
+(:data:`ENVIRON_KEY` for this server's environ, :data:`HEADER_NAME` for
+:class:`~minimcp.http.app.MCPApp`, under any WSGI server).
 """
 
 from __future__ import annotations
