@@ -245,7 +245,8 @@ class _Pending:
     request is made and released by whoever completes it, is the whole hand-off.
     """
 
-    __slots__ = ("method", "on_progress", "last_progress", "cancellable", "mark", "_done", "_result", "_error")
+    __slots__ = ("method", "on_progress", "last_progress", "cancellable", "mark", "unanswered", "_done",
+                 "_result", "_error")
 
     def __init__(self, method: str, on_progress: Optional[ProgressCallback], cancellable: bool = True) -> None:
         self.method: str = method
@@ -259,6 +260,9 @@ class _Pending:
         self._error: Optional[BaseException] = None
         self._done = threading.Lock()
         self._done.acquire()  # held until the answer is in
+        #: ``unanswered()``: True until the answer (or an error) is in. The lock's own bound
+        #: method, so that a caller reading its answer asks it with no Python frame.
+        self.unanswered: Callable[[], bool] = self._done.locked
 
     def set_result(self, result: Any) -> None:
         """Complete it with the peer's result (once: its table pops it first, under a lock)."""
@@ -269,10 +273,6 @@ class _Pending:
         """Complete it with an error: the peer's, a timeout's, the end of the connection."""
         self._error = error
         self._done.release()
-
-    def done(self) -> bool:
-        """True once the answer (or an error) is in."""
-        return not self._done.locked()
 
     def settle(self, timeout: float) -> bool:
         """Wait at most ``timeout`` seconds for the answer (or an error); True once it is in."""
@@ -291,21 +291,22 @@ class _Pending:
         Raises:
             NoAnswer: no answer in time (the caller gives up on it).
         """
-        if started is None:
-            started = time.monotonic()
-        deadline = started + timeout
-        while True:
-            if self._done.acquire(True, max(0.0, deadline - time.monotonic())):
-                self._done.release()  # (it stays complete)
-                if self._error is not None:
-                    raise self._error
-                return self._result
-            if max_timeout is None or self.last_progress is None:
-                raise NoAnswer()
-            extended = min(self.last_progress + timeout, started + max_timeout)
-            if extended <= time.monotonic():
-                raise NoAnswer()
-            deadline = extended
+        done = self._done
+        if done.locked():  # not in yet (a stdio caller that read its own answer skips the clocks)
+            if started is None:
+                started = time.monotonic()
+            deadline = started + timeout
+            while not done.acquire(True, max(0.0, deadline - time.monotonic())):
+                if max_timeout is None or self.last_progress is None:
+                    raise NoAnswer()
+                extended = min(self.last_progress + timeout, started + max_timeout)
+                if extended <= time.monotonic():
+                    raise NoAnswer()
+                deadline = extended
+            done.release()  # (it stays complete)
+        if self._error is not None:
+            raise self._error
+        return self._result
 
 
 class Outgoing:

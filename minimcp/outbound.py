@@ -252,16 +252,16 @@ class SharedReading:
         finally:
             if lock._is_owned():  # type: ignore[attr-defined]
                 lock.release()
-                if not pending.done():  # a slow call (or the end): the reader thread reads for it
+                if pending.unanswered():  # a slow call (or the end): the reader thread reads for it
                     self._slow(request_id, pending, True)
                 elif self._at_end or (self._handed and self._someone_waits()):
                     self.wake()  # the end, or handed callers: the reader thread reads for them
 
     def _read_until(self, pending: _Pending, give_up: float) -> None:
         # Read, handing every message on, until our answer is in or it is time to give up.
-        done, read_within, receive = pending.done, self.session.transport.read_within, self.session.receive
+        unanswered, read_within, receive = pending.unanswered, self.session.transport.read_within, self.session.receive
         try:
-            while not done():
+            while unanswered():
                 left = give_up - time.monotonic()
                 if left <= 0 or self._finished:
                     break

@@ -277,8 +277,9 @@ class Client:
         """
         self._require("tools")
         params: Dict[str, Any] = {"name": name, "arguments": arguments if arguments is not None else {}}
-        result = self._call("tools/call", params, timeout=timeout, on_progress=wire.checked_progress(on_progress),
-                            max_timeout=max_timeout)
+        if on_progress is not None:
+            on_progress = wire.checked_progress(on_progress)
+        result = self._call("tools/call", params, timeout=timeout, on_progress=on_progress, max_timeout=max_timeout)
         if type(result) is dict and result.get("resultType") == "task":  # a task: wait for it, in the timeout
             return tasks.wait_for(self, result, timeout)
         return ToolResult(result)

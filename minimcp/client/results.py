@@ -77,7 +77,7 @@ class ToolResult:
     @property
     def text(self) -> str:
         """The text blocks of ``content``, joined by newlines."""
-        return "\n".join(block.get("text", "") for block in self.content if block.get("type") == "text")
+        return "\n".join([block.get("text", "") for block in self.content if block.get("type") == "text"])
 
     def __repr__(self) -> str:
         text = self.text

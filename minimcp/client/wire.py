@@ -62,7 +62,9 @@ def field(raw: Dict[str, Any], key: str, kind: Kind, what: str, default: Any = N
 
 def objects(raw: Dict[str, Any], key: str, what: str) -> List[Any]:
     """``raw[key]``: an array of objects (``[]`` if absent), or a ProtocolError naming the bad item."""
-    items: List[Any] = field(raw, key, list, what, [])
+    value = raw.get(key)
+    # (the usual answer holds a list: then no field() frame for it)
+    items: List[Any] = value if type(value) is list else field(raw, key, list, what, [])
     for index, item in enumerate(items):
         if type(item) is not dict:
             raise ProtocolError(f"{what}: {key}[{index}] must be an object, not {item!r:.120}")

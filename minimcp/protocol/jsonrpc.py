@@ -183,19 +183,6 @@ _loads = _decoder.decode
 _scan = _decoder.scan_once  # type: ignore[attr-defined]
 
 
-def _load(text: str) -> Any:
-    """``_loads(text)``; a line that is one value then JSON whitespace is read by the scanner
-    alone (it saves decode()'s two Python frames and two regex matches per message), anything
-    else goes through decode() itself, for its errors."""
-    try:
-        value, end = _scan(text, 0)
-    except (StopIteration, ValueError):  # leading whitespace, or not JSON: decode() says what
-        return _loads(text)
-    if end != len(text) and text[end:].strip(" \t\n\r"):  # (decode()'s whitespace, no more)
-        return _loads(text)  # trailing data: decode()'s "Extra data" error
-    return value
-
-
 def parse(data: Union[bytes, str]) -> Parsed:
     """Parse one JSON-RPC message, or a batch (a JSON array) of them.
 
@@ -212,7 +199,16 @@ def parse(data: Union[bytes, str]) -> Parsed:
     try:
         if not isinstance(data, str):
             data = data.decode("utf-8")  # MCP is UTF-8 (JSONDecoder.decode wants text)
-        value = _load(data)
+        # A line that is one value then JSON whitespace is read by the scanner alone (it saves
+        # decode()'s two Python frames and two regex matches a message); anything else goes
+        # through decode() itself, for its errors.
+        try:
+            value, end = _scan(data, 0)
+        except (StopIteration, ValueError):  # leading whitespace, or not JSON: decode() says what
+            value = _loads(data)
+        else:
+            if end != len(data) and data[end:].strip(" \t\n\r"):  # (decode()'s whitespace, no more)
+                value = _loads(data)  # trailing data: decode()'s "Extra data" error
     except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
         return Malformed(PARSE_ERROR, f"Parse error: {exc}")
     except RecursionError:

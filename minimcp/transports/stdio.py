@@ -114,32 +114,41 @@ class StdioTransport(Transport):
                 return None
             if not line:
                 return None
-            message = self._message(line)
-            if message is not None:
+            message = jsonrpc.parse(line)
+            if type(message) is not jsonrpc.Malformed or not self._skips(line, message):
                 return message
 
-    def _message(self, line: bytes) -> Optional[jsonrpc.Parsed]:
-        # The message a line holds; None for a line to skip (blank, or non-JSON a client skips).
+    def _skips(self, line: bytes, malformed: jsonrpc.Malformed) -> bool:
+        # Is this line one to skip: blank, or non-JSON a client skips? (Asked of a line that
+        # did not parse only, so a message's way in has no frame for it.)
         if line.isspace():
-            return None
-        message = jsonrpc.parse(line)
-        if (self._skip_non_json and type(message) is jsonrpc.Malformed
-                and message.code == jsonrpc.PARSE_ERROR):
+            return True
+        if self._skip_non_json and malformed.code == jsonrpc.PARSE_ERROR:
             if not self._warned:
                 self._warned = True
                 log.warning("skipping non-JSON output from the server (it should log to stderr): %r",
                             line[:200])
-            return None
-        return message
+            return True
+        return False
 
     def write(self, message: object, related_to: object = None) -> None:
-        """Write one message (or a batch) as one line, and flush."""
+        """Write one message (or a batch) as one line, and flush. (To a child process that
+        has exited: raises how it ended, its exit code and stderr.)"""
         data = jsonrpc.encode(message) + b"\n"  # type: ignore[arg-type]
-        with self._write_lock:
-            if self._closed:
-                raise ConnectionClosed("the stdio stream is closed")
-            self._writer.write(data)
-            self._writer.flush()
+        try:
+            with self._write_lock:
+                if self._closed:
+                    raise ConnectionClosed("the stdio stream is closed")
+                self._writer.write(data)
+                self._writer.flush()
+        except BrokenPipeError:
+            self._pipe_broke()  # (a child's transport raises how the child ended instead)
+            raise
+
+    def _pipe_broke(self) -> None:
+        # The peer stopped reading: the BrokenPipeError goes on as it is (a hook, not an
+        # override of write(): that would be one more frame on every message's way out).
+        pass
 
     def close(self, timeout: Optional[float] = None) -> None:
         """Stop writing; a server's stdout is restored to what it was.
@@ -256,19 +265,18 @@ class SubprocessTransport(StdioTransport):
 
     def read(self) -> Optional[jsonrpc.Parsed]:
         """Return the next message, or ``None`` once the server's stdout closes."""
-        return self._read(None)
+        return self.read_within(None)
 
-    def read_within(self, timeout: float) -> Optional[jsonrpc.Parsed]:
-        """Return the next message if a whole one comes within ``timeout`` seconds; ``None``
-        once the server's stdout closes (then ``read()`` waits for the exit, to say how it ended).
+    def read_within(self, timeout: Optional[float]) -> Optional[jsonrpc.Parsed]:
+        """Return the next message if a whole one comes within ``timeout`` seconds (``None``: as
+        long as it takes); ``None`` once the server's stdout closes (then a read with no timeout
+        waits for the exit, to say how it ended).
 
         Raises:
             TimeoutError: no whole message came in time (what came of one stays buffered).
         """
-        return self._read(timeout)
-
-    def _read(self, timeout: Optional[float]) -> Optional[jsonrpc.Parsed]:
-        # The next message, waiting at most timeout seconds (None: as long as it takes).
+        # (read() calls this, not the other way round: a caller reading its own answer comes
+        # here directly, one frame less a call.)
         buffer, deadline = self._buffer, None
         while True:
             end = buffer.find(b"\n", self._scanned) if buffer else -1
@@ -301,21 +309,17 @@ class SubprocessTransport(StdioTransport):
                 else:
                     buffer += chunk
                     continue
-            message = self._message(line)
-            if message is not None:
+            message = jsonrpc.parse(line)
+            if type(message) is not jsonrpc.Malformed or not self._skips(line, message):
                 return message
 
-    def write(self, message: object, related_to: object = None) -> None:
-        """Send one message; if the server is gone, raise how it ended (exit code, stderr)."""
-        try:
-            super().write(message, related_to)
-        except BrokenPipeError:
-            # It exited before reading what we wrote (often before the handshake): say why,
-            # as a read at end of stream would, instead of a bare broken pipe.
-            if self._closing:
-                raise
-            self._await_exit()
-            raise self.closed_error() from None
+    def _pipe_broke(self) -> None:
+        # The server exited before reading what we wrote (often before the handshake): say
+        # why, as a read at end of stream would, instead of a bare broken pipe.
+        if self._closing:
+            return
+        self._await_exit()
+        raise self.closed_error() from None
 
     def _await_exit(self) -> None:
         # The server went away by itself: wait a moment for its exit code and
