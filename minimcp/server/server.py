@@ -23,7 +23,7 @@ from .connection import ServerConnection
 from .context import Context
 from .logbridge import LogBridge
 from .methods import HANDLERS
-from .stateless import StateSigner
+from .state import StateSigner
 from .tools import ServerTool
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
