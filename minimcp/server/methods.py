@@ -37,7 +37,6 @@ from ..protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from ..protocol.stateless import VERSION_KEY
 from ..protocol.versions import MODERN_VERSION
 from ..session import handle, not_json
-from . import stateless
 from .connection import ServerConnection
 from .context import Context
 
@@ -79,8 +78,8 @@ METHODS: Dict[str, Tuple[Callable[[Any, Dict[str, Any], Context], Any], str]] = 
     "logging/setLevel":         (ServerConnection.set_level, HANDSHAKE),
     "resources/subscribe":      (ServerConnection.subscribe, HANDSHAKE),
     "resources/unsubscribe":    (ServerConnection.unsubscribe, HANDSHAKE),
-    "server/discover":          (stateless.discover, STATELESS),
-    "subscriptions/listen":     (stateless.listen, STATELESS),
+    "server/discover":          (_later("stateless", "discover"), STATELESS),
+    "subscriptions/listen":     (_later("stateless", "listen"), STATELESS),
     "tools/list":               (ServerConnection.list_tools, BOTH),
     "tools/call":               (call_tool, BOTH),
     "resources/list":           (ServerConnection.list_resources, BOTH),
@@ -117,7 +116,9 @@ def guarded(method: str, answer: Callable[[Any, Dict[str, Any], Context], Any],
             if handshake_only:
                 raise RPCError(METHOD_NOT_FOUND, f"Method not found: {method} "
                                                  f"(not part of protocol version {MODERN_VERSION})")
-            return stateless.serve(connection, answer, params, ctx)
+            from .stateless import serve  # late: a server no 2026-07-28 client calls never loads it
+
+            return serve(connection, answer, params, ctx)
         if stateless_only:
             raise RPCError(METHOD_NOT_FOUND, f"Method not found: {method} ({MODERN_VERSION} only)")
         if needs_initialize and connection.protocol_version is None:
