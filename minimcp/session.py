@@ -180,17 +180,19 @@ class Session(Outbound):
             self._shared = SharedReading(self)
         self._reader = start_thread(self._read_loop, "reader")
 
-    def serve_forever(self, grace: float = 2.0) -> None:
+    def serve_forever(self, grace: float = 2.0, while_waiting: Optional[Callable[[], None]] = None) -> None:
         """Serve until the peer closes the stream (or :meth:`stop`), then :meth:`close` with ``grace``.
 
         The reading and handling run on :class:`~minimcp.threads.Readers` threads
         while this one waits, so no handler can keep it from closing. Like
         ``socketserver``'s loop, it must not be called from one of the session's handlers.
+        ``while_waiting``: called on this thread once a second while it waits (``run()``
+        checks that its parent lives).
         """
         readers = self._readers = Readers(self)
         if self._stopping:
             readers.stop()
-        self._connection_lost(readers.serve())
+        self._connection_lost(readers.serve(while_waiting))
         self.close(grace)
 
     def stop(self) -> Optional[int]:

@@ -222,6 +222,8 @@ IDLE_TICKS = 20
 QUICK = 0.0005
 #: The most kinds whose last duration is kept (the names come from the peer).
 MAX_KINDS = 1024
+#: Seconds between two calls of :meth:`Readers.serve`'s ``while_waiting``.
+WAITING_TICK = 1.0
 
 
 class Readers:
@@ -274,12 +276,20 @@ class Readers:
         self.reading: Optional[int] = None
         self._ended = threading.Event()
 
-    def serve(self) -> Optional[ConnectionClosed]:
+    def serve(self, while_waiting: Optional[Callable[[], None]] = None) -> Optional[ConnectionClosed]:
         """Start the first reading thread and wait until the stream ends (or :meth:`stop`);
-        return why it ended. (On the main thread a signal's handler runs within the wait.)"""
+        return why it ended. (On the main thread a signal's handler runs within the wait.)
+
+        ``while_waiting``, if given, is called on this thread every :data:`WAITING_TICK` seconds
+        of the wait (``run()``'s parent watch: a check that needs no thread of its own).
+        """
         with self.state:
             self.threads.append(start_thread(self.run, "handler"))
-        self._ended.wait()
+        if while_waiting is None:
+            self._ended.wait()
+        else:
+            while not self._ended.wait(WAITING_TICK):
+                while_waiting()
         return self.error
 
     def stop(self) -> Optional[int]:

@@ -377,6 +377,48 @@ def test_closing_takes_the_servers_own_children_with_it(tmp_path):
     assert not _alive(grandchild)
 
 
+def test_a_server_whose_parent_dies_exits_though_its_stdin_stays_open():
+    """A client that dies without closing the server's stdin (here the test holds the pipe open)
+    is noticed by its pid: the server exits within about a second, its stdout then ends."""
+    import select
+    import signal
+
+    stdin_r, stdin_w = os.pipe()
+    stdout_r, stdout_w = os.pipe()
+    parent_code = ("import subprocess, sys; "
+                   f"p = subprocess.Popen([sys.executable, {TESTING_SERVER!r}], stdin={stdin_r}, stdout={stdout_w}, "
+                   f"pass_fds=({stdin_r}, {stdout_w})); print(p.pid, flush=True); sys.stdin.read()")
+    parent = subprocess.Popen([PY, "-c", parent_code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              pass_fds=(stdin_r, stdout_w))
+    os.close(stdin_r)
+    os.close(stdout_w)
+    server_pid = int(parent.stdout.readline())
+    try:
+        request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+        os.write(stdin_w, json.dumps(request).encode() + b"\n")
+        answer = b""
+        while b"\n" not in answer:  # serving (its watch has read the parent's pid): now orphan it
+            assert select.select([stdout_r], [], [], 10)[0], "no answer to initialize"
+            answer += os.read(stdout_r, 65536)
+        assert json.loads(answer)["id"] == 1
+        parent.kill()
+        parent.wait(10)
+        ended = False
+        deadline = time.monotonic() + 10
+        while not ended and time.monotonic() < deadline:  # (each read wakes on data or the end)
+            if select.select([stdout_r], [], [], deadline - time.monotonic())[0]:
+                ended = os.read(stdout_r, 65536) == b""
+        assert ended, "the orphaned server did not exit"
+    finally:
+        os.close(stdin_w)
+        os.close(stdout_r)
+        parent.stdin.close()
+        parent.stdout.close()
+        if _alive(server_pid):
+            os.kill(server_pid, signal.SIGKILL)
+
+
 def _alive(pid):
     try:
         with open(f"/proc/{pid}/stat") as f:

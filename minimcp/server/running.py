@@ -77,10 +77,10 @@ def run_stdio(server: Server) -> None:
     be answered. SIGTERM and Ctrl-C (SIGINT, unless the process ignores it)
     cancel what is in flight at once; either way the call returns, so the
     process exits 0, quietly. A parent that dies without closing our stdin is
-    noticed too (``watch_parent``). Signals can be set only on the main
-    thread, so elsewhere neither is done.
+    noticed too: the waiting thread checks the parent's pid once a second. Signals
+    can be set only on the main thread, so elsewhere none of this is done.
     """
-    from ..transports.stdio import StdioTransport, watch_parent
+    from ..transports.stdio import StdioTransport
 
     transport = StdioTransport.for_current_process()
     session = server.open_connection(transport).session
@@ -108,9 +108,17 @@ def run_stdio(server: Server) -> None:
         previous[signal.SIGTERM] = signal.signal(signal.SIGTERM, on_signal)
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # (an ignored SIGINT stays so)
             previous[signal.SIGINT] = signal.signal(signal.SIGINT, on_signal)
-    stop_watching = watch_parent(lambda: os.kill(os.getpid(), signal.SIGTERM)) if in_main else None
+    parent = os.getppid()
+
+    def watch_parent() -> None:
+        # Once a second, on this thread, while it waits: a client that died without closing our
+        # stdin (another process holds the pipe open) leaves us with a new parent.
+        if os.getppid() != parent and not stopped:
+            log.info("parent process %d is gone; shutting down", parent)
+            on_signal(signal.SIGTERM, None)
+
     try:
-        session.serve_forever()
+        session.serve_forever(while_waiting=watch_parent if in_main else None)
         if stopped:
             from signal import Signals  # (late: the enum only for the name it logs)
 
@@ -120,8 +128,6 @@ def run_stdio(server: Server) -> None:
         session.stop()
         session.close()
     finally:
-        if stop_watching is not None:
-            stop_watching()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         server.log_bridge.uninstall()

@@ -396,32 +396,3 @@ def _kill_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-def watch_parent(on_orphaned: Callable[[], None], interval: float = 1.0) -> Callable[[], None]:
-    """Call ``on_orphaned()`` if the parent process dies; return a function that stops watching.
-
-    A server whose client died would usually see stdin EOF, but not if
-    another process holds the pipe open; checking the parent pid closes
-    that gap, so no server is left orphaned.
-    """
-    parent = os.getppid()
-    stop = threading.Event()
-
-    def watch() -> None:
-        while not stop.wait(interval):
-            if os.getppid() != parent:
-                log.info("parent process %d is gone; shutting down", parent)
-                on_orphaned()
-                return
-
-    thread = threading.Thread(target=watch, name="minimcp-parent-watch", daemon=True)
-    thread.start()
-
-    def cancel() -> None:
-        stop.set()
-        if thread is not threading.current_thread():
-            thread.join()
-
-    return cancel
-
