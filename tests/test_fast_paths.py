@@ -55,7 +55,8 @@ def test_a_stdio_server_with_builtin_hints_starts_without_typing():
 
 STDIO_RUN = """
 import atexit, gc, sys
-atexit.register(lambda: sys.stderr.write(f"loaded: {sorted(m for m in ('typing', 'signal', 'queue') if m in sys.modules)}\\n"))
+LATE = ('typing', 'signal', 'queue', 'minimcp.server.stateless', 'minimcp.transports.child')
+atexit.register(lambda: sys.stderr.write(f"loaded: {sorted(m for m in LATE if m in sys.modules)}\\n"))
 atexit.register(lambda: sys.stderr.write(f"frozen: {gc.get_freeze_count() > 0}\\n"))
 from minimcp import Server
 server = Server("plain")
@@ -73,7 +74,8 @@ def test_a_stdio_server_runs_to_its_exit_without_typing_signal_or_queue():
     """Start, initialize, list, call, end of stdin, exit: none of it loads typing (a server with
     no tasks must not import the tasks modules to close them, as it once did at exit), nor
     signal.py or queue.py (their C modules do the work: signal.py makes three IntEnums as it
-    loads, queue.py loads heapq)."""
+    loads, queue.py loads heapq), nor what only a 2026-07-28 request or a client needs
+    (server/stateless.py, transports/child.py)."""
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
     lines = [init, {"jsonrpc": "2.0", "method": "notifications/initialized"},

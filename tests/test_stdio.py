@@ -354,7 +354,7 @@ def test_close_stops_a_server_that_ignores_stdin_eof():
     """spec basic/lifecycle "Shutdown": close stdin, wait, SIGTERM, then SIGKILL."""
     code = ("import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN);"
             "sys.stdin.close(); time.sleep(60)")
-    from minimcp.transports.stdio import SubprocessTransport
+    from minimcp.transports.child import SubprocessTransport
     transport = SubprocessTransport([PY, "-c", code], shutdown_timeout=0.3)
     started = time.monotonic()
     transport.close()
@@ -439,7 +439,7 @@ def test_writing_to_a_server_that_has_exited_says_how_it_ended():
     """A write that meets a broken pipe reports the exit code and stderr, as end of stream does:
     a server that dies at once loses the race to our first write (the handshake) often enough."""
     from minimcp.protocol import jsonrpc
-    from minimcp.transports.stdio import SubprocessTransport
+    from minimcp.transports.child import SubprocessTransport
 
     code = "import sys; sys.stderr.write('config file missing\\n'); sys.exit(7)"
     transport = SubprocessTransport([PY, "-c", code])

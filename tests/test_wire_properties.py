@@ -25,7 +25,7 @@ from minimcp.client.client import Client
 from minimcp.errors import MCPError
 from minimcp.http.wsgiserver import BackgroundServer
 from minimcp.protocol import jsonrpc
-from minimcp.transports.stdio import SubprocessTransport
+from minimcp.transports.child import SubprocessTransport
 
 from conftest import PY, ROOT, TESTING_SERVER
 

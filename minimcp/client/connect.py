@@ -94,7 +94,7 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Un
             env = {**entry.get("env", {}), **(env or {})}
             cwd = cwd or entry.get("cwd")
     if isinstance(target, (list, tuple)):
-        from ..transports.stdio import SubprocessTransport
+        from ..transports.child import SubprocessTransport
 
         transport: Any = SubprocessTransport(target, env=env, cwd=cwd, on_stderr=on_stderr)
     elif target == "memory":

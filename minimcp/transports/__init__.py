@@ -13,9 +13,10 @@ The Session, the Client and a handler's Context call the other methods and
 attributes of :class:`Transport`: each is declared there with a default that
 does nothing, and a transport overrides what it has (Streamable HTTP, most).
 
-The modules here: ``stdio`` (a child process, or this process's own
-stdin/stdout), ``memory`` (an in-process pair, for tests and embedding) and
-``websocket``; the HTTP transports live in :mod:`minimcp.http`.
+The modules here: ``stdio`` (this process's own stdin/stdout, or any pair of
+byte streams), ``child`` (a server started as a child process), ``memory`` (an
+in-process pair, for tests and embedding) and ``websocket``; the HTTP transports
+live in :mod:`minimcp.http`.
 """
 
 from __future__ import annotations
