@@ -260,8 +260,10 @@ class _Pending:
         self._error: Optional[BaseException] = None
         self._done = threading.Lock()
         self._done.acquire()  # held until the answer is in
-        #: ``unanswered()``: True until the answer (or an error) is in. The lock's own bound
-        #: method, so that a caller reading its answer asks it with no Python frame.
+        #: ``unanswered()``: True until the answer (or an error) is in. (Also for the moment a
+        #: ``settle()`` or ``wait()`` holds the lock; only the caller's own thread asks, never
+        #: from inside those.) The lock's own bound method: a caller reading its answer asks it
+        #: with no Python frame.
         self.unanswered: Callable[[], bool] = self._done.locked
 
     def set_result(self, result: Any) -> None:

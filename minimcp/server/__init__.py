@@ -8,7 +8,8 @@ connection answers them.
 - :mod:`~minimcp.server.schema`: JSON Schema from a Python signature, and argument checks;
 - :mod:`~minimcp.server.content`: return values into MCP content;
 - :mod:`~minimcp.server.logbridge`: ``logging`` records to the client;
-- :mod:`~minimcp.server.stateless`: the 2026-07-28 server side (discover, listen, request state).
+- :mod:`~minimcp.server.stateless`: the 2026-07-28 server side (discover, listen), loaded with
+  the first 2026-07-28 request; :mod:`~minimcp.server.state`: its signed request state.
 """
 
 from .server import Context, Server

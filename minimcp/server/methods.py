@@ -59,9 +59,24 @@ def call_tool(connection: ServerConnection, params: Dict[str, Any], ctx: Context
     return call_with_task(connection, params, ctx)
 
 
+#: ``server.stateless.serve``, once the first 2026-07-28 request has loaded it.
+_serve_modern: Optional[Callable[..., Dict[str, Any]]] = None
+
+
+def _load_serve_modern() -> Callable[..., Dict[str, Any]]:
+    # Late, and once: a server no 2026-07-28 client calls never loads server/stateless.py, and
+    # one that is called keeps the function (an import statement per request costs ~0.8 µs).
+    global _serve_modern
+    from .stateless import serve
+
+    _serve_modern = serve
+    return serve
+
+
 def _later(module: str, name: str) -> Callable[[Any, Dict[str, Any], Context], Any]:
     """``minimcp.server.<module>.<name>``, imported on first use: a server that publishes no
-    skills and runs no tasks never loads those modules (start-up time is import time)."""
+    skills, runs no tasks and gets no 2026-07-28 request never loads those modules (start-up
+    time is import time)."""
     def answer(connection: Any, params: Dict[str, Any], ctx: Context) -> Any:
         from importlib import import_module
 
@@ -116,9 +131,7 @@ def guarded(method: str, answer: Callable[[Any, Dict[str, Any], Context], Any],
             if handshake_only:
                 raise RPCError(METHOD_NOT_FOUND, f"Method not found: {method} "
                                                  f"(not part of protocol version {MODERN_VERSION})")
-            from .stateless import serve  # late: a server no 2026-07-28 client calls never loads it
-
-            return serve(connection, answer, params, ctx)
+            return (_serve_modern or _load_serve_modern())(connection, answer, params, ctx)
         if stateless_only:
             raise RPCError(METHOD_NOT_FOUND, f"Method not found: {method} ({MODERN_VERSION} only)")
         if needs_initialize and connection.protocol_version is None:

@@ -31,7 +31,6 @@ def _b64() -> Any:
     return base64
 
 
-
 class StateSigner:
     """Makes and checks ``requestState``: answers so far, signed, expiring, bound to one request.
 

@@ -1,5 +1,5 @@
 """The stateless protocol, 2026-07-28, server side: serving one request, discover, listen,
-and the signed ``requestState`` of multi round-trip requests.
+and multi round-trip requests (their signed ``requestState`` is :mod:`minimcp.server.state`'s).
 
 spec 2026-07-28 basic (digest base.md §9); the shared names are in
 :mod:`minimcp.protocol.stateless`.

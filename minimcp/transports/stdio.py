@@ -113,8 +113,8 @@ class StdioTransport(Transport):
                 return message
 
     def _skips(self, line: bytes, malformed: jsonrpc.Malformed) -> bool:
-        # Is this line one to skip: blank, or non-JSON a client skips? (Asked of a line that
-        # did not parse only, so a message's way in has no frame for it.)
+        # Is this line one to skip: blank, or non-JSON a client skips? (Asked only of a line
+        # that is no message, a Malformed, so a message's way in has no frame for it.)
         if line.isspace():
             return True
         if self._skip_non_json and malformed.code == jsonrpc.PARSE_ERROR:
@@ -126,8 +126,14 @@ class StdioTransport(Transport):
         return False
 
     def write(self, message: object, related_to: object = None) -> None:
-        """Write one message (or a batch) as one line, and flush. (To a child process that
-        has exited: raises how it ended, its exit code and stderr.)"""
+        """Write one message (or a batch) as one line, and flush.
+
+        Raises:
+            ConnectionClosed: the transport is closed; over a child process that has exited
+                (:class:`~minimcp.transports.child.SubprocessTransport`, not closing it), how it
+                ended: its exit code and the last lines of its stderr.
+            OSError: the peer stopped reading (a ``BrokenPipeError``), or another write error.
+        """
         data = jsonrpc.encode(message) + b"\n"  # type: ignore[arg-type]
         try:
             with self._write_lock:
