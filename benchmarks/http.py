@@ -54,6 +54,14 @@ runs, and even within one run (shared/perf-notes.md):
   official SDK runs on ``benchmarks/.venv-mcp/bin/python`` (or
   ``--mcp-python``); without it that part is skipped. Start-up is not
   timed here, so everything else runs on this interpreter as it is.
+- CPUs apart (``--no-pin`` to share them): on a machine with two CPUs or more, the load
+  processes run on the first and every server on the others (their affinity, set before
+  they start). Two processes bound by their GILs on the same two cores preempt each other
+  at every wake-up, and at K=8 that swings a server between two speeds, 2-3x apart, with
+  ~4 context switches per request instead of ~1: it measured the scheduler, not the server
+  (the floor itself fell into the slow mode in one round). Apart, every K is steady. Each
+  server gets the same CPUs, so gunicorn's 2 workers share one core on a 2-core machine:
+  ``scale.py`` measures how it scales over cores.
 - Servers listen on 127.0.0.1 only, each in its own session (so a Ctrl-C
   reaches this process alone), and are stopped by their PIDs at the end,
   also on Ctrl-C or SIGTERM (gunicorn's workers too, should its master leave
@@ -139,6 +147,20 @@ class Cell:
 # -- processes --------------------------------------------------------------------------
 
 
+#: CPUs for the load processes and for the servers (``--no-pin``: None, they share them all).
+PINNED = {"load": None, "servers": None}
+
+
+def pinned(command, role):
+    """``command``, started on the CPUs of its role (``PINNED``): through this interpreter,
+    which sets its affinity and execs it, so every thread and worker it starts inherits it."""
+    cpus = PINNED[role]
+    if cpus is None:
+        return command
+    return [sys.executable, "-c", "import os, sys; os.sched_setaffinity(0, %r); os.execv(sys.argv[1], sys.argv[1:])"
+            % sorted(cpus), *command]
+
+
 def clean_env(**extra):
     """os.environ without PYTHON* variables (a stray PYTHONPATH would skew imports), plus ``extra``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
@@ -170,7 +192,7 @@ def children_of(pid):
 def start_server(server, stderr, minimum_processes=1, timeout=60.0):
     """Start ``server`` on a free port and wait until it accepts connections (and has its workers)."""
     server.port = free_port()
-    command = [part.replace("{port}", str(server.port)) for part in server.command]
+    command = pinned([part.replace("{port}", str(server.port)) for part in server.command], "servers")
     server.process = subprocess.Popen(command, env=server.env, cwd=PARTS, stdin=subprocess.DEVNULL,
                                       stdout=stderr, stderr=stderr, start_new_session=True)
     server.seen_pids.add(server.process.pid)
@@ -227,8 +249,8 @@ class LoadProcess:
     """A load process (``load.py`` or ``minimcp_load.py``): one JSON cell in, one JSON result out."""
 
     def __init__(self, command, env, stderr):
-        self.process = subprocess.Popen(command, env=env, cwd=PARTS, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=stderr, text=True, start_new_session=True)
+        self.process = subprocess.Popen(pinned(command, "load"), env=env, cwd=PARTS, stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=stderr, text=True, start_new_session=True)
 
     def run(self, **cell):
         self.process.stdin.write(json.dumps(cell) + "\n")
@@ -478,6 +500,8 @@ def main():
     parser.add_argument("--baseline", metavar="DIR",
                         help="also measure the minimcp package under DIR (an older checkout) as minimcp@baseline "
                              "(and gunicorn@baseline), in the same rounds, and print this tree's ratios to it")
+    parser.add_argument("--no-pin", action="store_true",
+                        help="let the load processes and the servers share every CPU (default: apart)")
     parser.add_argument("--json", metavar="FILE", help="also write every measurement to FILE")
     args = parser.parse_args()
     if args.baseline:
@@ -489,6 +513,9 @@ def main():
             setattr(args, name, quick if args.quick else default)
     args.threads = [int(k) for k in args.threads.split(",")]
     args.minimcp_from = os.path.abspath(args.minimcp_from)
+    cpus = sorted(os.sched_getaffinity(0))
+    if not args.no_pin and len(cpus) >= 2:
+        PINNED.update(load={cpus[0]}, servers=set(cpus[1:]))
 
     # SIGTERM ends the run like Ctrl-C does: through the finally blocks that stop the servers.
     signal.signal(signal.SIGTERM, interrupted)
@@ -574,7 +601,9 @@ def run(args, workdir):
     if mcp_python:
         print(f"  (c) official: mcp {mcp_versions[0]} MCPServer, stateless_http + json_response, uvicorn "
               f"{module_version(mcp_python, 'uvicorn', plain)}, on CPython {mcp_versions[1]}, {mcp_python}")
-    print(f"  machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start")
+    print(f"  machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start; "
+          + (f"load processes on CPU {sorted(PINNED['load'])}, servers on CPUs {sorted(PINNED['servers'])}"
+             if PINNED["load"] else "every process on every CPU (--no-pin, or one CPU)"))
     sys.stdout.flush()
 
     stderr_path = os.path.join(workdir, "stderr.log")  # every server's and load process's
