@@ -6,7 +6,9 @@
   sets and sends it from then on, as requests would;
 - the lock hand-off that replaced a Future: an answer, an error, a timeout, a cancel;
 - a 2026-07-28 request answered with no Session (``server.methods.answer_at_once``) answers as
-  the session would, and only requests that can neither stream nor be cancelled take it;
+  the session would, and only requests that can neither stream nor be cancelled take it; a
+  handshake-era session's such request, answered in its POST with no stream
+  (``answer_in_session``), answers as the stream would and still takes its id;
 - a tools/call on each path of ServerTool.call and of jsonrpc's read and write answers as before.
 """
 
@@ -437,3 +439,65 @@ def test_a_tool_call_on_each_path_answers_as_before(version):
     # arguments nested deeper than server.connection.MAX_DEPTH behind a flat one are still refused
     assert "argument" in by_id[10]["result"]["content"][0]["text"]  # shallow: the tool's own check
     assert by_id[11]["error"]["code"] == -32602 and "nested deeper" in by_id[11]["error"]["message"]
+
+
+def session_post(url: str, session_id: str, body: dict) -> requests.Response:
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+               "MCP-Protocol-Version": "2025-11-25", "Mcp-Session-Id": session_id}
+    return requests.post(url + "/mcp", data=json.dumps(body), headers=headers, timeout=10)
+
+
+def test_a_session_request_answered_in_its_own_post_answers_as_the_stream_would():
+    """A handshake-era session's request that can neither stream nor be cancelled is answered in
+    its POST's body with no response stream (server.methods.answer_in_session), as it was: the
+    same answers, its id taken while it runs, and logs still streamed once the client asks."""
+    server = stateless_server(threading.Event())
+    started, release = threading.Event(), threading.Event()
+
+    @server.tool()
+    def hold(ctx: Context) -> str:
+        """Wait until the test says (a ctx: it runs on a worker, on a stream)."""
+        started.set()
+        release.wait(10)
+        return "held"
+
+    with BackgroundServer(server.wsgi_app()) as running:
+        init = legacy_post(running.url, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+        sid = init.headers["Mcp-Session-Id"]
+        assert session_post(running.url, sid, {"jsonrpc": "2.0", "method": "notifications/initialized"}).status_code == 202
+        ok = session_post(running.url, sid, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                                             "params": {"name": "echo", "arguments": {"text": "hi"}}})
+        assert ok.status_code == 200 and ok.headers["Content-Type"].startswith("application/json")
+        assert ok.json() == {"jsonrpc": "2.0", "id": 3, "result": {
+            "content": [{"type": "text", "text": "hi"}], "isError": False}}
+        failed = session_post(running.url, sid, {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                                                 "params": {"name": "fails", "arguments": {"text": "luck"}}})
+        assert failed.json()["result"]["isError"] and "no luck" in failed.json()["result"]["content"][0]["text"]
+        refused = session_post(running.url, sid, {"jsonrpc": "2.0", "id": 5, "method": "tools/list",
+                                                  "params": {"cursor": 5}})
+        assert refused.status_code == 200 and refused.json()["error"]["code"] == -32602
+        assert session_post(running.url, sid, {"jsonrpc": "2.0", "id": 6, "method": "ping"}).json()["result"] == {}
+
+        answers = {}
+        holder = threading.Thread(target=lambda: answers.update(held=session_post(running.url, sid, {
+            "jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "hold", "arguments": {}}})))
+        holder.start()
+        try:
+            assert started.wait(10)
+            twin = session_post(running.url, sid, {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                                                   "params": {"name": "echo", "arguments": {"text": "twin"}}})
+            assert twin.json()["error"]["code"] == -32600 and "already in use" in twin.json()["error"]["message"]
+        finally:
+            release.set()
+            holder.join(10)
+        assert '"held"' in answers["held"].text
+
+        assert session_post(running.url, sid, {"jsonrpc": "2.0", "id": 8, "method": "logging/setLevel",
+                                               "params": {"level": "info"}}).json()["result"] == {}
+        loud = session_post(running.url, sid, {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                                               "params": {"name": "chatty", "arguments": {"text": "z"}}})
+        assert loud.headers["Content-Type"].startswith("text/event-stream")
+        events = [json.loads(line[5:]) for line in loud.text.splitlines() if line.startswith("data:") and line[5:].strip()]
+        assert events[0]["method"] == "notifications/message" and "about z" in events[0]["params"]["data"]
+        assert events[-1]["result"]["content"][0]["text"] == "z"

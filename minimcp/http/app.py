@@ -40,7 +40,7 @@ from ..protocol.jsonrpc import Malformed, Request
 from ..protocol.stateless import RequestMeta, modern_version
 from ..protocol.versions import HTTP_DEFAULT_VERSION, LEGACY_VERSIONS, MODERN_VERSION, knows
 from ..server.connection import ServerConnection
-from ..server.methods import answer_at_once, needs_no_session, runs_inline
+from ..server.methods import answer_at_once, answer_in_session, needs_no_session, runs_inline
 from ..server.protection import WELL_KNOWN, ProtectedResource, check_request_scopes
 from ..threads import WorkerPool
 from .get_stream import serve_get
@@ -193,6 +193,10 @@ class MCPApp:
         if type(parsed) is list and not connection.allows_batches():
             self._end_if_stateless(connection)
             raise HTTPError(400, "Invalid Request: JSON-RPC batches are allowed only in protocol version 2025-03-26")
+        if (new_session is None and type(parsed) is Request and not self.stateless
+                and needs_no_session(self.server, parsed, connection.log_level)):
+            body = answer_in_session(connection.session, parsed)  # nothing to stream: no stream
+            return reply(start_response, 202) if body is None else reply(start_response, 200, body)
         requests = {m.id for m in messages if type(m) is Request}
         if not requests:
             for message in messages:

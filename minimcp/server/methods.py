@@ -17,8 +17,9 @@ itself and ``ping`` come first); a stateless request goes through
 finishes its result.
 
 Last, for the HTTP app: which requests run on the thread that read them
-(:func:`runs_inline`), and the one-POST requests answered with no session at
-all (:func:`needs_no_session`, :func:`answer_at_once`).
+(:func:`runs_inline`), and the requests answered in their POST's own body
+(:func:`needs_no_session`): one-POST requests with no session at all
+(:func:`answer_at_once`), a session's with no response stream (:func:`answer_in_session`).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from ..protocol import jsonrpc
 from ..protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, Request
 from ..protocol.stateless import VERSION_KEY
 from ..protocol.versions import MODERN_VERSION
-from ..session import handle, not_json
+from ..session import Session, handle, not_json
 from .connection import ServerConnection
 from .context import Context
 
@@ -184,11 +185,13 @@ def runs_inline(server: Server, message: Any) -> bool:
 
 
 def needs_no_session(server: Server, request: Request, log_level: Optional[str]) -> bool:
-    """Can this request, one that lives for one HTTP POST (2026-07-28, or a stateless app's),
-    be answered at once, with no Session (:func:`answer_at_once`)? When it runs inline, the
-    client asked for no log messages (``log_level``: in ``_meta``, or the server's default for
-    a stateless app), and it is no task (a task outlives its request): then nothing can be sent
-    before its answer and nothing can cancel it. Not under ``trace`` (the session prints it)."""
+    """Can this request be answered at once, in its HTTP POST's own body: one that lives for one
+    POST (2026-07-28, or a stateless app's) with no Session (:func:`answer_at_once`), or a
+    session's with no response stream (:func:`answer_in_session`)? When it runs inline, the
+    client asked for no log messages (``log_level``: in ``_meta``, the session's level, or the
+    server's default for a stateless app), and it is no task (a task outlives its request): then
+    nothing can be sent before its answer and nothing can cancel it. Not under ``trace`` (the
+    session prints it)."""
     if log_level is not None or server.trace or not runs_inline(server, request):
         return False
     tool = server.get_tool((request.params or {}).get("name") or "") if request.method == "tools/call" else None
@@ -226,7 +229,22 @@ def answer_at_once(server: Server, request: Request, principal: Any, version: Op
     # (a known method: runs_inline said so; the stand-in has all of a Session the handler reaches)
     ctx = Context(OneRequest(server, principal, version), request, HANDLERS[request.method])  # type: ignore[arg-type]
     name = f"server {server.name}"
-    reply = handle(ctx, name)
+    return _encoded(ctx, handle(ctx, name), name)
+
+
+def answer_in_session(session: Session, request: Request) -> Optional[bytes]:
+    """Answer a request of a handshake-era HTTP session on this thread, in its POST's own body:
+    its encoded response, or None if it was cancelled while it ran. Only for a request
+    :func:`needs_no_session` accepts at the session's log level: nothing can be sent before its
+    answer, so it needs no response stream (the stream, the transport's routing of the answer
+    into it, the wait for it: ~6 us of a 2025-11-25 ``tools/call`` echo, benchmarks/http.py).
+    It is in flight in the session as any request (``Session.answer_here``)."""
+    ctx = Context(session, request, session.handlers[request.method])
+    reply = session.answer_here(ctx)
+    return None if reply is None else _encoded(ctx, reply, session.name)
+
+
+def _encoded(ctx: Context, reply: Any, name: str) -> bytes:
     try:
         return jsonrpc.encode(reply)
     except (TypeError, ValueError) as exc:  # the result is not JSON
