@@ -60,31 +60,26 @@ def call_tool(connection: ServerConnection, params: Dict[str, Any], ctx: Context
     return call_with_task(connection, params, ctx)
 
 
-#: ``server.stateless.serve``, once the first 2026-07-28 request has loaded it.
-_serve_modern: Optional[Callable[..., Dict[str, Any]]] = None
+def _later(module: str, name: str) -> Callable[..., Any]:
+    """``minimcp.server.<module>.<name>``, imported on first use and then kept: a server that
+    publishes no skills, runs no tasks and gets no 2026-07-28 request never loads those modules
+    (start-up time is import time), and one that does imports once (an import per call: ~0.8 µs)."""
+    found: Optional[Callable[..., Any]] = None
 
+    def answer(*args: Any) -> Any:
+        nonlocal found
+        if found is None:
+            from importlib import import_module
 
-def _load_serve_modern() -> Callable[..., Dict[str, Any]]:
-    # Late, and once: a server no 2026-07-28 client calls never loads server/stateless.py, and
-    # one that is called keeps the function (an import statement per request costs ~0.8 µs).
-    global _serve_modern
-    from .stateless import serve
-
-    _serve_modern = serve
-    return serve
-
-
-def _later(module: str, name: str) -> Callable[[Any, Dict[str, Any], Context], Any]:
-    """``minimcp.server.<module>.<name>``, imported on first use: a server that publishes no
-    skills, runs no tasks and gets no 2026-07-28 request never loads those modules (start-up
-    time is import time)."""
-    def answer(connection: Any, params: Dict[str, Any], ctx: Context) -> Any:
-        from importlib import import_module
-
-        return getattr(import_module(f"{__package__}.{module}"), name)(connection, params, ctx)
+            found = getattr(import_module(f"{__package__}.{module}"), name)
+        return found(*args)
 
     answer.__qualname__ = f"{module}.{name}"
     return answer
+
+
+#: ``server.stateless.serve(connection, answer, params, ctx)``: every 2026-07-28 request goes through it.
+_serve_modern = _later("stateless", "serve")
 
 
 #: method -> (the code that answers it: ``answer(connection, params, ctx)``, the eras that have it)
@@ -132,7 +127,7 @@ def guarded(method: str, answer: Callable[[Any, Dict[str, Any], Context], Any],
             if handshake_only:
                 raise RPCError(METHOD_NOT_FOUND, f"Method not found: {method} "
                                                  f"(not part of protocol version {MODERN_VERSION})")
-            return (_serve_modern or _load_serve_modern())(connection, answer, params, ctx)
+            return _serve_modern(connection, answer, params, ctx)
         if stateless_only:
             raise RPCError(METHOD_NOT_FOUND, f"Method not found: {method} ({MODERN_VERSION} only)")
         if needs_initialize and connection.protocol_version is None:
