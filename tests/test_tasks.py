@@ -114,8 +114,11 @@ def test_handshake_client_gets_plain_results():
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_cancel_during_work(transport):
     tasks_server.SAW_CANCEL.clear()
+    tasks_server.WORK_STARTED.clear()
     with connected(transport) as (client, _):
         task = client.start_task("work", {"seconds": 60})
+        if transport == "http":  # (in this process) cancel once the tool runs, or it never runs to see it
+            assert tasks_server.WORK_STARTED.wait(10)
         task.cancel()
         task.cancel()  # idempotent
         assert task.refresh() == "cancelled"

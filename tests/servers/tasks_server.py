@@ -14,6 +14,8 @@ from minimcp.server.tools import RequestFailed
 
 #: Set whenever a task tool saw its ctx.cancelled (in-process tests read it).
 SAW_CANCEL = threading.Event()
+#: Set whenever ``work`` starts (a task cancelled before its tool runs never runs it).
+WORK_STARTED = threading.Event()
 
 
 def make_server(ttl_ms: Optional[int] = 3600000, clock: Callable[[], float] = time.time) -> Server:
@@ -24,6 +26,7 @@ def make_server(ttl_ms: Optional[int] = 3600000, clock: Callable[[], float] = ti
     @server.tool(task="optional")
     def work(seconds: float, ctx: Context, tag: str = "") -> str:
         """Work for `seconds` (reporting progress) unless cancelled."""
+        WORK_STARTED.set()
         if ctx.cancelled.wait(seconds):
             SAW_CANCEL.set()
             return "stopped"
