@@ -157,8 +157,8 @@ def pinned(command, role):
     cpus = PINNED[role]
     if cpus is None:
         return command
-    return [sys.executable, "-c", "import os, sys; os.sched_setaffinity(0, %r); os.execv(sys.argv[1], sys.argv[1:])"
-            % sorted(cpus), *command]
+    pin = f"import os, sys; os.sched_setaffinity(0, {sorted(cpus)!r}); os.execv(sys.argv[1], sys.argv[1:])"
+    return [sys.executable, "-c", pin, *command]
 
 
 def clean_env(**extra):
