@@ -92,7 +92,7 @@ def not_json(ctx: RequestContext, exc: Exception, name: str) -> ErrorResponse:
                          f"Internal error: result is not JSON-serialisable: {exc}")
 
 
-def _id_in_use(request_id: Any) -> ErrorResponse:
+def id_in_use(request_id: Any) -> ErrorResponse:
     """The answer to a request whose id a request still in flight has (spec: ids are unique)."""
     return ErrorResponse(request_id, jsonrpc.INVALID_REQUEST, f"Request id {request_id!r} is already in use")
 
@@ -274,7 +274,7 @@ class Session(Outbound):
             return None
         ctx = self.context_class(self, request, handler, batch)
         if not self._incoming.add(ctx):
-            self._answer(batch, _id_in_use(request.id))
+            self._answer(batch, id_in_use(request.id))
             return None
         if request.method in self.inline_methods:
             self.run(ctx)
@@ -310,15 +310,17 @@ class Session(Outbound):
             self._incoming.done(ctx)
 
     def answer_here(self, ctx: RequestContext) -> Any:
-        """Run a lone request's handler on this thread and return its reply (None if it was
-        cancelled meanwhile) instead of sending it: for an HTTP POST answered in its own body,
-        when nothing can be sent before the answer. It is in flight meanwhile, as any request:
-        its id is taken and close() waits for it. The caller has checked its method."""
+        """Run a lone request's handler on this thread and return its reply instead of sending
+        it: for an HTTP POST answered in its own body, when nothing can be sent before the
+        answer. It is in flight meanwhile, as any request: its id is taken and close() waits for
+        it. A cancel that comes meanwhile (on another POST) does not take the answer away: the
+        POST must get one (spec basic/transports: JSON or SSE for a request), and a client
+        ignores the answer to a request it cancelled (spec basic/utilities/cancellation).
+        The caller has checked its method."""
         if not self._incoming.add(ctx):
-            return _id_in_use(ctx.request_id)
+            return id_in_use(ctx.request_id)
         try:
-            reply = handle(ctx, self.name)
-            return None if ctx.is_cancelled else reply
+            return handle(ctx, self.name)
         finally:
             self._incoming.done(ctx)
 

@@ -449,10 +449,12 @@ def session_post(url: str, session_id: str, body: dict) -> requests.Response:
 
 def test_a_session_request_answered_in_its_own_post_answers_as_the_stream_would():
     """A handshake-era session's request that can neither stream nor be cancelled is answered in
-    its POST's body with no response stream (server.methods.answer_in_session), as it was: the
-    same answers, its id taken while it runs, and logs still streamed once the client asks."""
+    its POST's body with no response stream (server.methods.answer_in_session): the same answers
+    as on a stream, its id taken while it runs and free after, an answer even when a cancel
+    comes while it runs, and logs still streamed once the client asks."""
     server = stateless_server(threading.Event())
     started, release = threading.Event(), threading.Event()
+    plain_started, plain_release = threading.Event(), threading.Event()
 
     @server.tool()
     def hold(ctx: Context) -> str:
@@ -461,11 +463,21 @@ def test_a_session_request_answered_in_its_own_post_answers_as_the_stream_would(
         release.wait(10)
         return "held"
 
-    with BackgroundServer(server.wsgi_app()) as running:
+    @server.tool()
+    def wait_plain(text: str) -> str:
+        """Wait until the test says (no ctx: it runs on the HTTP thread, answered in the POST)."""
+        plain_started.set()
+        plain_release.wait(10)
+        return text
+
+    app = server.wsgi_app()
+    with BackgroundServer(app) as running:
         init = legacy_post(running.url, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
         sid = init.headers["Mcp-Session-Id"]
         assert session_post(running.url, sid, {"jsonrpc": "2.0", "method": "notifications/initialized"}).status_code == 202
+        streams = app.sessions[sid].session.transport.by_stream_id
+        opened = len(streams)
         ok = session_post(running.url, sid, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                                              "params": {"name": "echo", "arguments": {"text": "hi"}}})
         assert ok.status_code == 200 and ok.headers["Content-Type"].startswith("application/json")
@@ -478,6 +490,25 @@ def test_a_session_request_answered_in_its_own_post_answers_as_the_stream_would(
                                                   "params": {"cursor": 5}})
         assert refused.status_code == 200 and refused.json()["error"]["code"] == -32602
         assert session_post(running.url, sid, {"jsonrpc": "2.0", "id": 6, "method": "ping"}).json()["result"] == {}
+        again = session_post(running.url, sid, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                                                "params": {"name": "echo", "arguments": {"text": "again"}}})
+        assert again.json()["result"]["content"][0]["text"] == "again"  # its id was freed with its answer
+        assert len(streams) == opened  # no response stream was opened for any of them
+
+        waited = {}
+        waiter = threading.Thread(target=lambda: waited.update(answer=session_post(running.url, sid, {
+            "jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"name": "wait_plain", "arguments": {"text": "w"}}})))
+        waiter.start()
+        try:
+            assert plain_started.wait(10)
+            cancel = session_post(running.url, sid, {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                                     "params": {"requestId": 10}})
+            assert cancel.status_code == 202
+        finally:
+            plain_release.set()
+            waiter.join(10)
+        assert waited["answer"].status_code == 200  # a POST with a request gets JSON or SSE, never a bare 202
+        assert waited["answer"].json()["result"]["content"][0]["text"] == "w"
 
         answers = {}
         holder = threading.Thread(target=lambda: answers.update(held=session_post(running.url, sid, {

@@ -195,8 +195,7 @@ class MCPApp:
             raise HTTPError(400, "Invalid Request: JSON-RPC batches are allowed only in protocol version 2025-03-26")
         if (new_session is None and type(parsed) is Request and not self.stateless
                 and needs_no_session(self.server, parsed, connection.log_level)):
-            body = answer_in_session(connection.session, parsed)  # nothing to stream: no stream
-            return reply(start_response, 202) if body is None else reply(start_response, 200, body)
+            return reply(start_response, 200, answer_in_session(connection.session, parsed))  # nothing to stream
         requests = {m.id for m in messages if type(m) is Request}
         if not requests:
             for message in messages:
