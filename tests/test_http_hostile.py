@@ -543,3 +543,43 @@ def test_stream_ids_do_not_repeat_when_a_tool_seeds_random():
     random.seed(7)
     assert streams.OutStream(store, {1}).id != first
     assert len(first) == 16 and int(first, 16) >= 0
+
+
+def test_a_request_id_in_flight_is_refused_and_the_first_request_keeps_its_answer():
+    """A client that reuses the id of a request still in flight (ids are unique in a session) gets
+    -32600 for the second request, and the first still gets its answer. The refusal used to go
+    out on a stream of its own that took the id's place, so the first POST's answer was lost and
+    it waited out its timeout. Both requests here have a ctx: both take the stream path."""
+    server = minimcp.Server("ids")
+    started, release = threading.Event(), threading.Event()
+
+    @server.tool()
+    def hold(ctx: minimcp.Context) -> str:
+        """Wait until the test says."""
+        started.set()
+        release.wait(10)
+        return "held"
+
+    @server.tool()
+    def other(ctx: minimcp.Context) -> str:
+        """Answer at once."""
+        return "other"
+
+    with BackgroundServer(server.wsgi_app()) as running:
+        raw = Raw(running.url)
+        answers = {}
+        holder = threading.Thread(target=lambda: answers.update(held=raw.post(call(7, "hold", {}))))
+        holder.start()
+        try:
+            assert started.wait(10)
+            with requests.Session() as second:  # (another connection, the same session)
+                twin = second.post(raw.url, data=json.dumps(call(7, "other", {})), headers=raw.headers, timeout=10)
+            assert twin.status_code == 200 and twin.json()["error"]["code"] == -32600
+            assert "already in use" in twin.json()["error"]["message"]
+        finally:
+            release.set()
+            holder.join(15)
+        assert '"held"' in answers["held"].text
+        again = raw.post(call(7, "other", {}))  # answered: the id is free again
+        assert '"other"' in again.text
+        raw.close()

@@ -42,6 +42,7 @@ from ..protocol.versions import HTTP_DEFAULT_VERSION, LEGACY_VERSIONS, MODERN_VE
 from ..server.connection import ServerConnection
 from ..server.methods import answer_at_once, answer_in_session, needs_no_session, runs_inline
 from ..server.protection import WELL_KNOWN, ProtectedResource, check_request_scopes
+from ..session import id_in_use
 from ..threads import WorkerPool
 from .get_stream import serve_get
 from .headers import check_headers
@@ -203,6 +204,10 @@ class MCPApp:
             self._end_if_stateless(connection)
             return reply(start_response, 202)
         transport: HTTPSessionTransport = connection.session.transport
+        if type(parsed) is Request and transport.awaits(parsed.id):
+            # The id of a request in flight: refused here, in this POST's body. On a stream of its
+            # own the refusal would take the id's stream, and the first request's answer with it.
+            return reply(start_response, 200, jsonrpc.encode(id_in_use(parsed.id)))
         stream = transport.open_stream(requests)
         for message in messages:
             connection.session.receive(message, inline=runs_inline(self.server, message))
