@@ -229,12 +229,12 @@ def answer_at_once(server: Server, request: Request, principal: Any, version: Op
 
 def answer_in_session(session: Session, request: Request) -> bytes:
     """Answer a request of a handshake-era HTTP session on this thread, in its POST's own body:
-    its encoded response. Only for a request
-    :func:`needs_no_session` accepts at the session's log level: nothing can be sent before its
-    answer, so it needs no response stream (the stream, the transport's routing of the answer
-    into it, the wait for it: a fifth of a 2025-11-25 ``tools/call`` echo in the built-in
-    server, 372k -> 302k instructions, benchmarks/instructions_http.py).
-    It is in flight in the session as any request (``Session.answer_here``)."""
+    its encoded response. Only for a request :func:`needs_no_session` accepts at the session's
+    log level: nothing can be sent before its answer, so it needs no response stream (the
+    stream, the transport's routing of the answer into it, the wait for it: a fifth of a
+    2025-11-25 ``tools/call`` echo in the built-in server, 372k -> 302k instructions,
+    benchmarks/instructions_http.py). It is in flight in the session as any request
+    (``Session.answer_here``)."""
     ctx = Context(session, request, session.handlers[request.method])
     return _encoded(ctx, session.answer_here(ctx), session.name)
 
