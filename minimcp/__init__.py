@@ -21,7 +21,7 @@ Write a server in one file::
     server.run()
 
 This module is the table of contents: the names in ``__all__`` are the
-public API. ``minimcp.protocol``, ``minimcp.session`` and
+public API. ``minimcp.protocol``, ``minimcp.engine.session`` and
 ``minimcp.transports`` are there for people who build on the layers below;
 ARCHITECTURE.md (in the repository) maps every folder.
 """

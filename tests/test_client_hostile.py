@@ -16,8 +16,8 @@ import pytest
 
 import minimcp
 from minimcp.client.client import Client
+from minimcp.engine.session import Session
 from minimcp.errors import ProtocolError, Timeout
-from minimcp.session import Session
 from minimcp.transports import memory
 
 CAPABILITIES = {"tools": {}, "resources": {"subscribe": True}, "prompts": {}, "logging": {}, "completions": {}}

@@ -11,7 +11,7 @@ import pytest
 
 import minimcp
 from minimcp import Context, Image, Server, ToolError
-from minimcp.session import Session
+from minimcp.engine.session import Session
 from minimcp.transports import memory
 
 from conftest import PY, ROOT

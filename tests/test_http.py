@@ -306,7 +306,7 @@ def test_timeout_cancels_the_call_over_http(http):
 
 def test_stop_ends_the_accept_loop_at_once_whatever_its_poll_interval():
     """socketserver's loop looks for a shutdown every poll_interval; ours is woken by stop()."""
-    from minimcp.threads import start_thread
+    from minimcp.engine.threads import start_thread
     running = BackgroundServer(lambda environ, start_response: [])
     loop = start_thread(lambda: running.httpd.serve_forever(poll_interval=60), "http-accept")
     running.httpd.stop()

@@ -10,11 +10,11 @@ import pytest
 import requests
 
 from minimcp import Server
+from minimcp.engine.session import Session
 from minimcp.errors import RPCError
 from minimcp.http.wsgiserver import BackgroundServer
 from minimcp.protocol import jsonrpc
 from minimcp.server.methods import BOTH, HANDSHAKE, METHODS, STATELESS
-from minimcp.session import Session
 from minimcp.transports import memory
 
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",

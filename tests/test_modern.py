@@ -14,9 +14,9 @@ import requests
 
 import minimcp
 from minimcp import Context, Server
+from minimcp.engine.session import Session
 from minimcp.http.wsgiserver import BackgroundServer
 from minimcp.server.stateless import StateSigner
-from minimcp.session import Session
 from minimcp.transports import memory
 
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",

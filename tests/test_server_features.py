@@ -429,7 +429,7 @@ def test_content_an_old_version_lacks_becomes_text(version, kinds):
     raw_end, server_end = __import__("minimcp.transports.memory", fromlist=["pair"]).pair()
     served = server.serve(server_end)
     raw_end.on_close = served.session.close
-    from minimcp.session import Session
+    from minimcp.engine.session import Session
     session = Session(raw_end)
     session.start()
     try:

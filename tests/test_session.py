@@ -12,9 +12,9 @@ import time
 
 import pytest
 
+from minimcp.engine.session import Session
 from minimcp.errors import ConnectionClosed, RPCError, Timeout
 from minimcp.protocol import jsonrpc
-from minimcp.session import Session
 from minimcp.transports import memory
 
 

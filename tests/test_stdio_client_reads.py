@@ -16,7 +16,7 @@ import threading
 import pytest
 
 import minimcp
-from minimcp import outbound
+from minimcp.engine import outbound
 
 from conftest import PY, TESTING_SERVER
 

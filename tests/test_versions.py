@@ -10,9 +10,9 @@ table's own rules, and the 2026-07-28 cache hints of a resource read.
 import pytest
 
 from minimcp import Server
+from minimcp.engine.session import Session
 from minimcp.protocol import versions
 from minimcp.protocol.versions import FEATURES, LEGACY_VERSIONS, MODERN_VERSION, knows, strip
-from minimcp.session import Session
 from minimcp.transports import memory
 
 ICONS = [{"src": "https://example.com/i.png", "mimeType": "image/png"}]

@@ -13,9 +13,9 @@ import pytest
 import requests
 
 from minimcp import Server
+from minimcp.engine.session import Session
 from minimcp.errors import RPCError
 from minimcp.protocol import jsonrpc
-from minimcp.session import Session
 from minimcp.transports import memory
 
 from conftest import shared_server

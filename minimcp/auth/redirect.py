@@ -17,8 +17,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Callable, Optional
 from urllib.parse import urlsplit
 
+from ..engine.threads import join, start_thread
 from ..errors import AuthError
-from ..threads import join, start_thread
 
 #: What the browser shows once the redirect has arrived.
 DONE_PAGE = (b"<!doctype html><meta charset=utf-8><title>minimcp</title>"

@@ -15,11 +15,11 @@ import os
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .. import __version__
+from ..engine.inflight import ProgressCallback
+from ..engine.session import Handler, Session
 from ..errors import CapabilityError, ProtocolError
-from ..inflight import ProgressCallback
 from ..protocol.levels import LOG_LEVELS
 from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSION, PROTOCOL_VERSION, knows
-from ..session import Handler, Session
 from . import answers, handshake, tasks, wire
 from .answers import Roots
 from .results import Completion, Prompt, PromptResult, Resource, ResourceResult, ResourceTemplate, Tool, ToolResult
@@ -93,7 +93,7 @@ class Client:
         stateless: the 2026-07-28 side of this client
             (:class:`~minimcp.client.stateless.StatelessSide`): its cache,
             subscriptions and listen request.
-        session: the :class:`~minimcp.session.Session` carrying the messages.
+        session: the :class:`~minimcp.engine.session.Session` carrying the messages.
     """
 
     def __init__(self, transport: Any, *, timeout: float = 60.0, client_info: Optional[Dict[str, Any]] = None,

@@ -15,8 +15,8 @@ import re
 from collections import Counter
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ..engine.inflight import ProgressCallback
 from ..errors import RPCError, ServerStartError
-from ..inflight import ProgressCallback
 from ..protocol.jsonrpc import INVALID_PARAMS
 from ..server.server import Server
 from .client import Client

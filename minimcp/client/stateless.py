@@ -15,9 +15,11 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, cast
 
+from ..engine.inflight import ProgressCallback
+from ..engine.session import Session
+from ..engine.threads import join, start_thread
 from ..errors import MCPError, ProtocolError, RPCError, Timeout
 from ..http.headers import header_params
-from ..inflight import ProgressCallback
 from ..logs import get_logger
 from ..protocol.jsonrpc import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION
 from ..protocol.stateless import (
@@ -29,8 +31,6 @@ from ..protocol.stateless import (
     VERSION_KEY,
 )
 from ..protocol.versions import MODERN_VERSION
-from ..session import Session
-from ..threads import join, start_thread
 from . import wire
 from .results import Tool
 

@@ -33,6 +33,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Set, Tuple
 
+from ..engine.session import id_in_use
+from ..engine.threads import WorkerPool
 from ..errors import RPCError
 from ..logs import get_logger
 from ..protocol import jsonrpc
@@ -42,8 +44,6 @@ from ..protocol.versions import HTTP_DEFAULT_VERSION, LEGACY_VERSIONS, MODERN_VE
 from ..server.connection import ServerConnection
 from ..server.methods import answer_at_once, answer_in_session, needs_no_session, runs_inline
 from ..server.protection import WELL_KNOWN, ProtectedResource, check_request_scopes
-from ..session import id_in_use
-from ..threads import WorkerPool
 from .get_stream import serve_get
 from .headers import check_headers
 from .legacy_app import LegacyEndpoints

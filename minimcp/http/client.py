@@ -23,14 +23,14 @@ import requests
 import requests.adapters  # (loaded by requests itself; named so that type checkers know it)
 import sseclient
 
+from ..engine.threads import WorkerPool, join, start_thread
+from ..engine.transport import Failed, Transport
 from ..errors import ConnectionClosed, MCPError
 from ..logs import get_logger
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import HTTP_ERROR, ErrorResponse, Request
 from ..protocol.stateless import NAME_FIELDS, modern_version
 from ..protocol.versions import MODERN_VERSION
-from ..threads import WorkerPool, join, start_thread
-from ..transports import Failed, Transport
 from .direct import Answer, DirectPost
 from .headers import encode_header_value
 from .responses import abort, arriving, close_http, http_error, no_read_timeout  # noqa: F401  (old homes)

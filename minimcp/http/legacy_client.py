@@ -15,12 +15,12 @@ from urllib.parse import urljoin, urlsplit
 import requests
 import sseclient
 
+from ..engine.threads import join, start_thread
+from ..engine.transport import Transport
 from ..errors import ConnectionClosed
 from ..logs import get_logger
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import Request
-from ..threads import join, start_thread
-from ..transports import Transport
 from .responses import abort, arriving, close_http, http_error
 
 if TYPE_CHECKING:

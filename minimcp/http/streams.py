@@ -21,10 +21,10 @@ import random
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
+from ..engine.transport import Transport
 from ..logs import get_logger
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, Response
-from ..transports import Transport
 
 if TYPE_CHECKING:
     from logging import Logger

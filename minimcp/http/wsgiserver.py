@@ -29,8 +29,8 @@ import time
 from http.server import HTTPServer
 from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Set, Tuple
 
+from ..engine.threads import join, start_thread
 from ..logs import get_logger
-from ..threads import join, start_thread
 from .handler import RequestHandler
 
 if TYPE_CHECKING:

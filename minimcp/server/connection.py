@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import threading
 
+from ..engine.session import Session
 from ..errors import RPCError
 from ..logs import get_logger
 from ..protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, RESOURCE_NOT_FOUND
 from ..protocol.levels import LOG_LEVELS, RANK
 from ..protocol.stateless import checked_capabilities
 from ..protocol.versions import LEGACY_VERSIONS, PROTOCOL_VERSION, knows
-from ..session import Session
 from .context import Context
 from .coroutines import finish
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from logging import Logger
     from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-    from ..session import Handler
+    from ..engine.session import Handler
     from .server import Server
     from .tools import ServerTool
 

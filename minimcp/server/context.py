@@ -10,8 +10,8 @@ answer, and the handler is run again with the client's answers
 
 from __future__ import annotations
 
+from ..engine.inflight import Batch, RequestContext
 from ..errors import CapabilityError, ProtocolError
-from ..inflight import Batch, RequestContext
 from ..protocol.jsonrpc import Request
 from ..protocol.levels import RANK
 from ..protocol.stateless import TASKS_EXTENSION, InputRequired, RequestMeta
@@ -21,7 +21,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Dict, List, Optional, Union
 
-    from ..session import Session
+    from ..engine.session import Session
     from .connection import ServerConnection
 
 
@@ -38,7 +38,7 @@ class Context(RequestContext):
             return reply["content"]["text"]
 
     Besides ``request_id``, ``cancelled`` and ``report_progress()`` (see
-    :class:`~minimcp.session.RequestContext`), it tells what the client
+    :class:`~minimcp.engine.session.RequestContext`), it tells what the client
     negotiated and can ask the client for things. Those requests block this
     handler's worker thread only, never the connection.
     """

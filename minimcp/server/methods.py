@@ -31,13 +31,13 @@ if TYPE_CHECKING:  # annotations only: a stdio server starts without importing t
 
     from .server import Server
 
+from ..engine.session import Session, handle, not_json
 from ..errors import RPCError
 from ..logs import get_logger
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, Request
 from ..protocol.stateless import VERSION_KEY
 from ..protocol.versions import MODERN_VERSION
-from ..session import Session, handle, not_json
 from .connection import ServerConnection
 from .context import Context
 
@@ -195,7 +195,7 @@ def needs_no_session(server: Server, request: Request, log_level: Optional[str])
 
 class OneRequest:
     """The session of a request answered at once (:func:`answer_at_once`): the few parts of a
-    :class:`~minimcp.session.Session` its handler reaches (``owner``, ``closed``, ``notify``),
+    :class:`~minimcp.engine.session.Session` its handler reaches (``owner``, ``closed``, ``notify``),
     without the reader, the request tables, the streams or a close."""
 
     closed = False

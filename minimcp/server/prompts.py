@@ -13,8 +13,8 @@ arguments (strings on the wire; converted to an annotated ``int``,
 import typing
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ..engine.inflight import RequestContext
 from ..errors import RPCError
-from ..inflight import RequestContext
 from ..protocol.jsonrpc import INVALID_PARAMS
 from ..protocol.versions import strip
 from .content import Message, block_for_version

@@ -28,8 +28,8 @@ expansion, level 2) matches the rest, slashes included — use it for paths:
 import re
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ..engine.inflight import RequestContext
 from ..errors import RPCError
-from ..inflight import RequestContext
 from ..protocol.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND
 from ..protocol.versions import knows, strip
 from .content import resource_contents

@@ -2,7 +2,7 @@
 
 :class:`Server` is the registry (what the server offers, the same for every
 client). Each connection gets a :class:`~minimcp.server.connection.ServerConnection`
-(what that client negotiated), which owns a :class:`~minimcp.session.Session`
+(what that client negotiated), which owns a :class:`~minimcp.engine.session.Session`
 (the threads) and answers the MCP methods of :mod:`minimcp.server.methods`.
 
 Every protocol version is served at once; what a client's version does not
@@ -411,7 +411,7 @@ class Server:
         Args:
             transport: the server end of the connection.
             principal: who the client authenticated as (the HTTP ``auth`` hook's answer).
-            workers: a :class:`~minimcp.threads.WorkerPool` to share (HTTP: one for all
+            workers: a :class:`~minimcp.engine.threads.WorkerPool` to share (HTTP: one for all
                 sessions); None gives the connection its own.
             track: register it, so list changes and resource updates reach it (False for
                 a connection that lives for one HTTP request).

@@ -21,8 +21,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing 
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
     from typing import Any, Callable, Dict, Optional
 
+    from ..engine.session import Session
     from ..protocol.jsonrpc import RequestId
-    from ..session import Session
     from .connection import ServerConnection
     from .context import Context
     from .server import Server

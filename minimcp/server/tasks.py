@@ -29,6 +29,7 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, List, Optional, Union
 
+from ..engine.threads import join, start_thread
 from ..errors import CapabilityError, RPCError
 from ..logs import get_logger
 from ..protocol.jsonrpc import (
@@ -40,7 +41,6 @@ from ..protocol.jsonrpc import (
 )
 from ..protocol.stateless import TASKS_EXTENSION, InputRequired, RequestMeta
 from ..protocol.versions import MODERN_VERSION
-from ..threads import join, start_thread
 from .connection import MAX_DEPTH, too_deep
 from .context import Context, StartTask, _fits
 from .taskstore import MemoryTaskStore, TaskRecord, TaskStore

@@ -18,8 +18,8 @@ if TYPE_CHECKING:  # annotations only: a stdio server starts without importing t
     from logging import Logger
     from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ..engine.inflight import RequestContext
 from ..errors import CapabilityError, RPCError, ToolError
-from ..inflight import RequestContext
 from ..logs import get_logger
 from ..protocol.stateless import InputRequired
 from ..protocol.versions import PROTOCOL_VERSION, knows, strip

@@ -10,9 +10,9 @@ the same way it would over stdio.
 import queue
 from typing import Any, Callable, Optional, Tuple
 
+from ..engine.transport import Transport
 from ..errors import ConnectionClosed
 from ..protocol import jsonrpc
-from . import Transport
 
 
 class MemoryTransport(Transport):

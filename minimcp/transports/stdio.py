@@ -26,10 +26,10 @@ if TYPE_CHECKING:  # annotations only: a stdio server starts without importing t
     from logging import Logger
     from typing import IO, Callable, Optional
 
+from ..engine.transport import Transport
 from ..errors import ConnectionClosed
 from ..logs import get_logger
 from ..protocol import jsonrpc
-from . import Transport
 
 log: Logger = get_logger(__name__)
 

@@ -18,10 +18,10 @@ import struct
 import threading
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
+from ..engine.transport import Transport
 from ..errors import ConnectionClosed
 from ..logs import get_logger
 from ..protocol import jsonrpc
-from . import Transport
 
 if TYPE_CHECKING:
     from logging import Logger

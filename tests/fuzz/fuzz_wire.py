@@ -26,9 +26,9 @@ warnings.simplefilter("ignore")  # hypothesis warns that .example() is not for t
 from fuzz.strategies import expected_ids, raw_lines, wire_values  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from minimcp.engine.session import Session  # noqa: E402
 from minimcp.errors import MCPError  # noqa: E402
 from minimcp.protocol import jsonrpc  # noqa: E402
-from minimcp.session import Session  # noqa: E402
 from minimcp.transports import memory  # noqa: E402
 
 WAIT = 5.0  # seconds an answer may take before it counts as lost

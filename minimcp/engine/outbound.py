@@ -1,8 +1,8 @@
-"""The way out of a :class:`~minimcp.session.Session`: the requests and notifications it sends
+"""The way out of a :class:`~minimcp.engine.session.Session`: the requests and notifications it sends
 to the peer, and the waiting for answers.
 
 :class:`Outbound` is the half of the Session that a caller uses: ``request()``
-records a pending request in :class:`~minimcp.inflight.Outgoing`, sends it, and
+records a pending request in :class:`~minimcp.engine.inflight.Outgoing`, sends it, and
 blocks the calling thread only until the answer (or a timeout, a cancel, the
 end of the stream); ``notify()`` sends and forgets. The other half, the way in,
 is in ``session.py``: the reader resolves what waits here.
@@ -47,10 +47,10 @@ from __future__ import annotations
 import threading
 import time
 
-from .errors import ConnectionClosed, Timeout
+from ..errors import ConnectionClosed, Timeout
+from ..logs import get_logger, trace
+from ..protocol.jsonrpc import Notification, Request
 from .inflight import NoAnswer, Outgoing, _Pending, with_progress_token
-from .logs import get_logger, trace
-from .protocol.jsonrpc import Notification, Request
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # pragma: no cover
@@ -65,7 +65,7 @@ log: Logger = get_logger(__name__)
 
 
 class Outbound:
-    """What a session sends and waits for (the base of :class:`~minimcp.session.Session`,
+    """What a session sends and waits for (the base of :class:`~minimcp.engine.session.Session`,
     which sets these attributes)."""
 
     transport: Any

@@ -16,14 +16,14 @@ import itertools
 import threading
 import time
 
-from .errors import ConnectionClosed, RPCError
-from .protocol.jsonrpc import Request, Response
+from ..errors import ConnectionClosed, RPCError
+from ..protocol.jsonrpc import Request, Response
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:
     from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
-    from .protocol.jsonrpc import RequestId
+    from ..protocol.jsonrpc import RequestId
     from .session import Handler, Session
 
     #: ``callback(progress, total, message)`` for ``notifications/progress`` about a request.

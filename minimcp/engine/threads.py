@@ -24,8 +24,8 @@ if TYPE_CHECKING:  # annotations only: a stdio server starts without importing t
 
     from .session import Session
 
-from .errors import ConnectionClosed
-from .logs import get_logger
+from ..errors import ConnectionClosed
+from ..logs import get_logger
 
 log: Logger = get_logger(__name__)
 

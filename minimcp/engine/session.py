@@ -1,6 +1,6 @@
 """The thread engine that client and server share.
 
-A :class:`Session` turns a :class:`~minimcp.transports.Transport` (a duplex
+A :class:`Session` turns a :class:`~minimcp.engine.transport.Transport` (a duplex
 stream of JSON-RPC messages) into an outbound API — ``request()`` blocks
 until the peer answers, ``notify()`` sends and forgets (in ``outbound.py``)
 — and an inbound pump: each message the peer sends goes through
@@ -19,14 +19,14 @@ from __future__ import annotations
 import threading
 import time
 
-from .errors import ConnectionClosed, RPCError
+from ..errors import ConnectionClosed, RPCError
+from ..logs import get_logger, trace
+from ..protocol import jsonrpc
+from ..protocol.jsonrpc import ErrorResponse, Malformed, Notification, Request, Response
 from .inflight import Batch, Incoming, Outgoing, RequestContext
-from .logs import get_logger, trace
 from .outbound import Outbound, SharedReading
-from .protocol import jsonrpc
-from .protocol.jsonrpc import ErrorResponse, Malformed, Notification, Request, Response
 from .threads import Dispatcher, Readers, WorkerPool, join, read_all, start_thread
-from .transports import Failed
+from .transport import Failed
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Type
 
     from .inflight import ProgressCallback  # noqa: F401 (re-exported)
-    from .transports import Transport
+    from .transport import Transport
 
     #: A request handler: gets the request's params (``{}`` when absent) and its
     #: context, returns the result dict or raises (``RPCError`` for a chosen code).
@@ -188,7 +188,7 @@ class Session(Outbound):
     def serve_forever(self, grace: float = 2.0, while_waiting: Optional[Callable[[], None]] = None) -> None:
         """Serve until the peer closes the stream (or :meth:`stop`), then :meth:`close` with ``grace``.
 
-        The reading and handling run on :class:`~minimcp.threads.Readers` threads
+        The reading and handling run on :class:`~minimcp.engine.threads.Readers` threads
         while this one waits, so no handler can keep it from closing. Like
         ``socketserver``'s loop, it must not be called from one of the session's handlers.
         ``while_waiting``: called on this thread once a second while it waits (``run()``
@@ -223,7 +223,7 @@ class Session(Outbound):
         """Take in one message from the peer: the one way in, whoever read it.
 
         The read loop, :meth:`receive` (an HTTP server's POSTs) and the stdio server's
-        :class:`~minimcp.threads.Readers` all call this. A response, notification, malformed
+        :class:`~minimcp.engine.threads.Readers` all call this. A response, notification, malformed
         message or batch is dealt with here and now, in arrival order. A request is checked,
         registered, and its context returned for the caller to :meth:`run` or :meth:`submit`;
         ``None`` when there is nothing to run (it was answered already).
