@@ -39,10 +39,10 @@ from cryptography.hazmat.primitives.asymmetric import rsa  # noqa: E402
 
 import minimcp  # noqa: E402
 from minimcp import Server  # noqa: E402
-from minimcp.http.security import bearer_token_auth  # noqa: E402
-from minimcp.http.wsgiserver import BackgroundServer  # noqa: E402
-from minimcp.server.protection import ProtectedResource  # noqa: E402
-from minimcp.server.verifiers import JWTVerifier  # noqa: E402
+from minimcp.server.auth.protection import ProtectedResource  # noqa: E402
+from minimcp.server.auth.verifiers import JWTVerifier  # noqa: E402
+from minimcp.server.http.security import bearer_token_auth  # noqa: E402
+from minimcp.server.http.wsgiserver import BackgroundServer  # noqa: E402
 
 ISSUER = "https://auth.example.com"
 

@@ -11,7 +11,7 @@ best of ``--rounds`` rounds:
 
   none         no auth, open server
   header       headers={"Authorization": "Bearer ..."} (a fixed header: the floor)
-  bearer       auth="..." (minimcp.auth.BearerToken: a requests auth hook)
+  bearer       auth="..." (minimcp.client.auth.BearerToken: a requests auth hook)
   oauth        auth=OAuth(...) holding a stored token (the hook of every OAuth flow:
                a token lookup, the header, a response hook that passes a 200 through)
 
@@ -35,13 +35,13 @@ sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 import requests  # noqa: E402
 
 import minimcp  # noqa: E402
-from minimcp.auth import BearerToken, MemoryTokenStore, OAuth, Token  # noqa: E402
+from minimcp.client.auth import BearerToken, MemoryTokenStore, OAuth, Token  # noqa: E402
 
 TOKEN = "benchmark-token-0123456789abcdef"
 SERVER = """
 import sys
 from minimcp import Server
-from minimcp.http.security import bearer_token_auth
+from minimcp.server.http.security import bearer_token_auth
 server = Server("bench")
 
 @server.tool()

@@ -29,7 +29,7 @@ TESTING_SERVER = os.path.join(ROOT, "tests", "servers", "testing_server.py")
 
 import minimcp  # noqa: E402
 from minimcp.errors import ConnectionClosed, MCPError, Timeout  # noqa: E402
-from minimcp.http.wsgiserver import BackgroundServer  # noqa: E402
+from minimcp.server.http.wsgiserver import BackgroundServer  # noqa: E402
 
 ERAS = ("2025-11-25", "2026-07-28")
 

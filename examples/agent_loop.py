@@ -11,8 +11,8 @@ import json
 import os
 import sys
 
-from minimcp.client.adapters import handle_anthropic_call, to_anthropic_tools
-from minimcp.client.hub import ToolHub
+from minimcp.integrations.adapters import handle_anthropic_call, to_anthropic_tools
+from minimcp.integrations.hub import ToolHub
 
 WEATHER_SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "weather_server.py")
 

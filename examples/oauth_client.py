@@ -7,7 +7,7 @@ The first run opens your browser on the server's login page (headless: it
 prints the URL, and you paste back the URL the browser ends up on). The
 token is kept in ~/.config/minimcp/oauth (readable by you alone), so the
 next run goes straight in, refreshing the token when it has expired.
-What happens in between, all done by minimcp.auth.OAuth: the server's 401
+What happens in between, all done by minimcp.client.auth.OAuth: the server's 401
 names its protected resource metadata, which names its authorization
 server; minimcp reads that server's metadata, registers itself there
 (or uses the client you name), and runs the authorization code flow with
@@ -17,7 +17,7 @@ PKCE, for the scopes the server asks for.
 import sys
 
 import minimcp
-from minimcp.auth import OAuth
+from minimcp.client.auth import OAuth
 
 
 def main(argv: list) -> int:

@@ -22,8 +22,8 @@ import sys
 from typing import Dict, Tuple
 
 from minimcp import Context, Server
-from minimcp.server.protection import ProtectedResource
-from minimcp.server.verifiers import IntrospectionVerifier, JWTVerifier
+from minimcp.server.auth.protection import ProtectedResource
+from minimcp.server.auth.verifiers import IntrospectionVerifier, JWTVerifier
 
 server = Server("notes")
 NOTES: Dict[Tuple[str, str], str] = {}

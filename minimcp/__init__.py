@@ -28,9 +28,7 @@ ARCHITECTURE.md (in the repository) maps every folder.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
-from .errors import (  # noqa: E402
+from .errors import (
     CapabilityError,
     ConfigError,
     ConnectionClosed,
@@ -43,9 +41,8 @@ from .errors import (  # noqa: E402
     ToolError,
     Unauthorized,
 )
-from .protocol.versions import PROTOCOL_VERSION  # noqa: E402
-from .server.content import Audio, EmbeddedResource, Image, Message, ResourceLink  # noqa: E402
-from .server.server import Context, Server  # noqa: E402
+from .protocol.versions import PROTOCOL_VERSION
+from .protocol.versions import SDK_VERSION as __version__
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # pragma: no cover
@@ -53,20 +50,26 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .client.client import Client
     from .client.connect import connect
+    from .server.content import Audio, EmbeddedResource, Image, Message, ResourceLink
+    from .server.server import Context, Server
+
+#: name -> the module that defines it. Each side loads on first use: a server loads no client
+#: module and a client no server module (start-up time is import time: see benchmarks/).
+_LATE = {"Client": "client.client", "connect": "client.connect", "Server": "server.server",
+         "Context": "server.server", "Image": "server.content", "Audio": "server.content",
+         "ResourceLink": "server.content", "EmbeddedResource": "server.content", "Message": "server.content"}
 
 
 def __getattr__(name: str) -> Any:
-    # The client side loads on first use, so a stdio server starts without it
-    # (start-up time is import time: see benchmarks/).
-    if name == "Client":
-        from .client.client import Client
+    """The public names of the client and server sides, imported when first asked for."""
+    module = _LATE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'minimcp' has no attribute {name!r}")
+    from importlib import import_module
 
-        return Client
-    if name == "connect":
-        from .client.connect import connect
-
-        return connect
-    raise AttributeError(f"module 'minimcp' has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # (asked once: the module's own attribute from then on)
+    return value
 
 __all__ = (
     "connect", "Client", "Server", "Context",

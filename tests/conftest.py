@@ -126,7 +126,7 @@ def shared_server(app: Any, **options: Any) -> Iterator[Any]:
     test opened to it a moment (at most 5 s) to end: the server sees the client's close a
     moment after the client returns. A connection still open then is a leak, as ever.
     """
-    from minimcp.http.wsgiserver import BackgroundServer
+    from minimcp.server.http.wsgiserver import BackgroundServer
 
     running = BackgroundServer(app, **options).start()
     _SHARED.append(running)

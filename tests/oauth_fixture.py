@@ -20,7 +20,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional
 from urllib.parse import parse_qs, urlencode
 
-from minimcp.http.wsgiserver import BackgroundServer
+from minimcp.server.http.wsgiserver import BackgroundServer
 
 
 def _reply(start_response: Callable, status: str, body: Any = b"", headers: Optional[list] = None) -> List[bytes]:

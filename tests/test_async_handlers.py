@@ -59,7 +59,7 @@ def test_cancelling_the_request_cancels_the_coroutine(client):
 def test_async_tool_over_http():
     import sys
 
-    from minimcp.http.wsgiserver import BackgroundServer
+    from minimcp.server.http.wsgiserver import BackgroundServer
 
     sys.path.insert(0, os.path.dirname(ASYNC_SERVER))
     from async_server import server

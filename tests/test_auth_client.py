@@ -1,4 +1,4 @@
-"""The OAuth client (minimcp.auth) against a real authorization server and protected server on 127.0.0.1.
+"""The OAuth client (minimcp.client.auth) against a real authorization server and protected server on 127.0.0.1.
 
 The servers are tests/oauth_fixture.py: WSGI apps on minimcp's threaded
 server, real sockets, real HTTP. The "browser" is the test itself: it
@@ -18,11 +18,11 @@ import requests
 from oauth_fixture import AuthServer, protect
 
 import minimcp
-from minimcp.auth import AuthError, ClientCredentials, FileTokenStore, MemoryTokenStore, OAuth
-from minimcp.auth.discovery import parse_challenges
-from minimcp.auth.redirect import RedirectListener
-from minimcp.auth.store import default_folder
-from minimcp.http.wsgiserver import BackgroundServer
+from minimcp.client.auth import AuthError, ClientCredentials, FileTokenStore, MemoryTokenStore, OAuth
+from minimcp.client.auth.discovery import parse_challenges
+from minimcp.client.auth.redirect import RedirectListener
+from minimcp.client.auth.store import default_folder
+from minimcp.server.http.wsgiserver import BackgroundServer
 
 from conftest import free_port, wait_until_listening
 
@@ -283,7 +283,7 @@ def test_www_authenticate_challenges_are_parsed():
 HEADLESS = textwrap.dedent("""
     import sys
     import minimcp
-    from minimcp.auth import OAuth
+    from minimcp.client.auth import OAuth
 
     with minimcp.connect(sys.argv[1], auth=OAuth(headless=True, timeout=20), timeout=60) as client:
         print(client.call_tool("read", {"text": "headless"}).text, flush=True)
@@ -330,7 +330,7 @@ def test_the_default_flow_opens_the_browser_and_takes_the_code_on_a_loopback_lis
     with Protected() as running:
         browser = tmp_path / "browser.py"
         browser.write_text(BROWSER)
-        script = "import sys, minimcp\nfrom minimcp.auth import OAuth\n" \
+        script = "import sys, minimcp\nfrom minimcp.client.auth import OAuth\n" \
                  "with minimcp.connect(sys.argv[1], auth=OAuth(timeout=20), timeout=60) as c:\n" \
                  "    print(c.call_tool('read').text)\n"
         env = dict(os.environ, XDG_CONFIG_HOME=str(tmp_path), HOME=str(tmp_path), PYTHONPATH=ROOT,
@@ -373,7 +373,7 @@ def test_interop_the_official_python_sdk_protected_server(official_sdk):
 # -- host config entries and the command line -----------------------------------------------------------
 
 def test_a_host_config_entry_brings_its_oauth_client_settings(tmp_path):
-    from minimcp.auth.flows import DEFAULT_REDIRECT
+    from minimcp.client.auth.flows import DEFAULT_REDIRECT
     from minimcp.client.config import parse_entry
 
     claude = parse_entry({"type": "http", "url": "https://x/mcp", "oauth": {"clientId": "cc", "callbackPort": 8080,
@@ -443,8 +443,8 @@ def test_without_pyjwt_signing_fails_with_an_error_naming_the_extra():
     script = textwrap.dedent("""
         import sys
         sys.modules["jwt"] = None  # as if PyJWT were not installed: importing it raises ImportError
-        from minimcp.auth import AuthError
-        from minimcp.auth.signing import DPoPKey
+        from minimcp.client.auth import AuthError
+        from minimcp.client.auth.signing import DPoPKey
         try:
             DPoPKey()
         except AuthError as exc:

@@ -1,4 +1,4 @@
-"""The HTTP client's direct POST (minimcp/http/direct.py: ``http.client`` on kept-alive connections).
+"""The HTTP client's direct POST (minimcp/transports/http/direct.py: ``http.client`` on kept-alive connections).
 
 Against a scripted HTTP/1.1 server on a raw socket, which does what real servers and proxies
 do to a kept-alive connection:
@@ -17,9 +17,9 @@ import socket
 import threading
 
 from minimcp.errors import ConnectionClosed
-from minimcp.http.client import StreamableHTTPTransport
 from minimcp.protocol.jsonrpc import Request, Response
 from minimcp.transports import Failed
+from minimcp.transports.http.streamable import StreamableHTTPTransport
 
 
 class ScriptedServer:

@@ -136,7 +136,7 @@ def test_long_jobs_runs_a_task_with_progress_and_a_question():
 def test_oauth_client_logs_in_through_the_browser_then_reuses_the_token(tmp_path):
     from oauth_fixture import AuthServer, protect
 
-    from minimcp.http.wsgiserver import BackgroundServer
+    from minimcp.server.http.wsgiserver import BackgroundServer
 
     server = minimcp.Server("protected")
 

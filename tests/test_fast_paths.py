@@ -25,9 +25,9 @@ import minimcp
 from minimcp import Context, Server
 from minimcp.engine.session import Session
 from minimcp.errors import ConnectionClosed, RPCError, Timeout
-from minimcp.http.wsgiserver import BackgroundServer
 from minimcp.protocol.jsonrpc import Request
 from minimcp.protocol.stateless import RequestMeta
+from minimcp.server.http.wsgiserver import BackgroundServer
 from minimcp.server.methods import needs_no_session
 from minimcp.transports.memory import pair
 

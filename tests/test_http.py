@@ -16,9 +16,9 @@ import requests
 
 import minimcp
 from minimcp import Context, Server
-from minimcp.http.app import bearer_token_auth
-from minimcp.http.wsgiserver import BackgroundServer
 from minimcp.protocol.jsonrpc import SESSION_NOT_FOUND
+from minimcp.server.http import bearer_token_auth
+from minimcp.server.http.wsgiserver import BackgroundServer
 
 from conftest import PY, ROOT, example, free_port, shared_server, wait_until_listening
 

@@ -21,11 +21,11 @@ import requests
 from test_http import ACCEPT, INIT, Raw, call, make_server
 
 import minimcp
-from minimcp.http import streams
-from minimcp.http.handler import RequestHandler
-from minimcp.http.request import ENVIRON_KEY, HEADER_NAME, NameCache, read_fields, read_request_line
-from minimcp.http.sockets import TimedReads, kernel_timeouts
-from minimcp.http.wsgiserver import BackgroundServer
+from minimcp.server.http import streams
+from minimcp.server.http.handler import RequestHandler
+from minimcp.server.http.request import ENVIRON_KEY, HEADER_NAME, NameCache, read_fields, read_request_line
+from minimcp.server.http.sockets import TimedReads, kernel_timeouts
+from minimcp.server.http.wsgiserver import BackgroundServer
 
 from conftest import shared_server
 
@@ -175,7 +175,7 @@ def test_a_body_past_the_cap_gets_a_413_the_client_can_read(http):
         conn.close()
 
 
-# -- the request head (minimcp.http.request: RFC 9112 §3, §5) -------------------------------------
+# -- the request head (minimcp.server.http.request: RFC 9112 §3, §5) -------------------------------------
 
 LIST = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {},

@@ -8,7 +8,8 @@ import pytest
 
 import minimcp
 from minimcp import Image, Server, ToolError
-from minimcp.client.adapters import (
+from minimcp.client.results import ToolResult
+from minimcp.integrations.adapters import (
     ToolCall,
     anthropic_result,
     handle_anthropic_call,
@@ -23,9 +24,8 @@ from minimcp.client.adapters import (
     to_openai_chat_tools,
     to_openai_responses_tools,
 )
-from minimcp.client.hub import MAX_NAME, ServerStartError, ToolHub, qualified_names
-from minimcp.client.results import ToolResult
-from minimcp.http.wsgiserver import BackgroundServer
+from minimcp.integrations.hub import MAX_NAME, ServerStartError, ToolHub, qualified_names
+from minimcp.server.http.wsgiserver import BackgroundServer
 
 from conftest import PY, example
 

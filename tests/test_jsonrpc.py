@@ -1,4 +1,4 @@
-"""minimcp.jsonrpc: the four message kinds, ``parse()``, ``dumps()`` and ``encode()``.
+"""minimcp.protocol.jsonrpc: the four message kinds, ``parse()``, ``dumps()`` and ``encode()``.
 
 Read top to bottom this file documents the wire behaviour:
 

@@ -1,22 +1,39 @@
-"""The shape of the package, as ARCHITECTURE.md states it: layers, sizes, no import cycle.
+"""The shape of the package, as ARCHITECTURE.md states it: its floors, as rules about what must
+never import what, and no import cycle.
 
-These read the source (``ast``), so they run in milliseconds and fail with the
-module and line that broke the rule.
+The rules count every kind of import: at the top of a module, inside a function, and under
+``TYPE_CHECKING`` (a type-only import names a module whose objects the code then calls). They
+read the source (``ast``), so they run in milliseconds and fail with the module and line that
+broke the rule. Two more are checked at run time, in a fresh interpreter: a client loads no
+server module, and a server no client module.
 """
 
 import ast
+import importlib
 import os
+import subprocess
+import sys
 
 import minimcp
-import minimcp.wsgi  # noqa: F401  (an old path, checked below)
 
 PACKAGE = os.path.dirname(minimcp.__file__)
-#: The longest a module may grow: about 450 lines, as ARCHITECTURE.md says, with a little room for a
-#: docstring. A module that needs more is asking to be split along a seam.
-LONGEST = 470
 #: Modules a folder of pure protocol description must never import (they do I/O or start threads).
 IO_MODULES = {"socket", "threading", "subprocess", "http", "urllib", "requests", "websocket", "websockets",
               "socketserver", "wsgiref", "select", "selectors", "sseclient", "queue", "concurrent"}
+
+#: The floors, bottom to top: a folder may import those below it, never one above.
+#: (``errors`` and ``logs`` are the ground floor every folder stands on.)
+FLOORS = ["protocol", "engine", "transports", "server", "client", "integrations", "cli"]
+
+#: folder -> the folders it must never import (beyond "nothing above it on FLOORS").
+NEVER = {
+    "protocol": {"engine", "transports", "server", "client", "integrations", "cli", "logs"},
+    "engine": {"transports", "server", "client", "integrations", "cli"},
+    "transports": {"server", "client", "integrations", "cli"},
+    "server": {"client", "integrations", "cli"},
+    "client": {"server", "integrations", "cli"},
+    "integrations": {"cli"},
+}
 
 
 def _modules():
@@ -33,14 +50,16 @@ def _modules():
     return found
 
 
-def _imports(module, path, modules):
-    """``(line, imported module)`` for each import of ``module``, type-checking-only ones left out."""
+def _imports(module, path, modules, type_checking=True):
+    """``(line, imported module)`` for each import of ``module``, wherever it stands; without
+    ``type_checking``, those under ``if TYPE_CHECKING:`` are left out."""
     tree = ast.parse(open(path, encoding="utf-8").read())
     package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
     skip = set()
-    for node in ast.walk(tree):  # `if TYPE_CHECKING:` blocks are for the type checker alone
-        if isinstance(node, ast.If) and getattr(node.test, "id", getattr(node.test, "attr", "")) == "TYPE_CHECKING":
-            skip.update(id(n) for n in ast.walk(node))
+    if not type_checking:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and getattr(node.test, "id", getattr(node.test, "attr", "")) == "TYPE_CHECKING":
+                skip.update(id(n) for n in ast.walk(node))
     for node in ast.walk(tree):
         if id(node) in skip:
             continue
@@ -58,6 +77,26 @@ def _imports(module, path, modules):
             for alias in node.names:  # `from . import jsonrpc` imports a module
                 if f"{target}.{alias.name}" in modules:
                     yield node.lineno, f"{target}.{alias.name}"
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "import_module":
+            if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                yield node.lineno, node.args[0].value
+
+
+def _folder(module):
+    """The top-level part of minimcp a module belongs to: a folder's name, ``errors``, ``logs``,
+    or ``face`` for the package's own ``__init__`` (and ``__main__``)."""
+    parts = module.split(".")
+    if len(parts) == 1 or parts[1] == "__main__":
+        return "face"
+    return parts[1]
+
+
+def _all_imports():
+    modules = _modules()
+    for module, path in sorted(modules.items()):
+        for line, imported in _imports(module, path, modules):
+            if imported == "minimcp" or imported.startswith("minimcp."):
+                yield module, line, imported
 
 
 def test_the_protocol_folder_does_no_io_and_starts_no_threads():
@@ -68,9 +107,43 @@ def test_the_protocol_folder_does_no_io_and_starts_no_threads():
                 assert imported.split(".")[0] not in IO_MODULES, f"{module}:{line} imports {imported}"
 
 
+def test_each_floor_imports_only_the_floors_below_it():
+    broken = []
+    for module, line, imported in _all_imports():
+        mine, theirs = _folder(module), _folder(imported)
+        if mine == theirs or mine == "face" or theirs in ("errors", "logs"):
+            continue
+        if theirs == "face" and mine != "cli":  # (the command line is a user of the public API)
+            broken.append(f"{module}:{line} imports the package face ({imported}): import from the module itself")
+        elif theirs in NEVER.get(mine, ()):
+            broken.append(f"{module}:{line} imports {imported}: {mine}/ must never import {theirs}/")
+        elif mine in FLOORS and theirs in FLOORS and FLOORS.index(theirs) > FLOORS.index(mine):
+            broken.append(f"{module}:{line} imports {imported}, a floor above {mine}/")
+    assert not broken, "\n".join(broken)
+
+
+def test_protocol_imports_nothing_of_minimcp_but_itself_and_errors():
+    broken = [f"{module}:{line} imports {imported}" for module, line, imported in _all_imports()
+              if _folder(module) == "protocol" and _folder(imported) not in ("protocol", "errors")]
+    assert not broken, "\n".join(broken)
+
+
+def test_no_two_folders_import_each_other():
+    edges = {(_folder(m), _folder(i)) for m, _, i in _all_imports() if _folder(m) != _folder(i)}
+    both = sorted(f"{a} <-> {b}" for a, b in edges if (b, a) in edges and a < b and "face" not in (a, b))
+    assert not both, both
+
+
 def test_no_import_cycle():
+    """Between modules, as they load (type-only and late imports left out: they run later)."""
     modules = _modules()
-    graph = {m: {i for _, i in _imports(m, p, modules) if i in modules and i != m} for m, p in modules.items()}
+    graph = {}
+    for m, p in modules.items():
+        tree = ast.parse(open(p, encoding="utf-8").read())
+        late = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                for n in ast.walk(f)}
+        graph[m] = {i for line, i in _imports(m, p, modules, type_checking=False) if i in modules and i != m
+                    and not any(getattr(n, "lineno", None) == line and id(n) in late for n in ast.walk(tree))}
     for module in graph:  # a package's __init__ importing its own submodules is not a cycle
         graph[module] = {i for i in graph[module] if not module.startswith(i + ".")}
     state = {}
@@ -90,38 +163,48 @@ def test_no_import_cycle():
             visit(module, [module])
 
 
-def test_modules_stay_short_and_the_top_level_small():
-    long = {m: n for m, p in _modules().items() if (n := sum(1 for _ in open(p, encoding="utf-8"))) > LONGEST}
-    assert not long, f"modules past {LONGEST} lines: {long}"
-    top = [name for name in os.listdir(PACKAGE) if name.endswith(".py")]
-    assert len(top) <= 12, sorted(top)
+def _loaded_after(code):
+    """The ``minimcp.*`` modules loaded in a fresh interpreter after running ``code``."""
+    out = subprocess.run([sys.executable, "-c", code + "\nimport sys\n"
+                          "print('\\n'.join(m for m in sys.modules if m.startswith('minimcp')))"],
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    return set(out.split())
 
 
-#: What users could import from the modules the restructuring moved (each old path is a thin alias now).
-OLD_PATHS = {
-    "minimcp.wsgi": ["MCPApp", "Unauthorized", "bearer_token_auth", "EventStore", "MemoryEventStore",
-                     "LOCAL_HOSTS", "JSON_HEADERS", "SSE_HEADERS"],
-    "minimcp.hub": ["ToolHub", "qualified_names", "ServerStartError", "MAX_NAME", "SEPARATOR", "Target", "parse_entry"],
-    "minimcp.adapters": ["ToolCall", "Caller", "Tools", "API_NAME", "to_openai_chat_tools", "to_openai_responses_tools",
-                         "to_anthropic_tools", "parse_openai_chat_call", "parse_openai_responses_call",
-                         "parse_anthropic_call", "run_tool_call", "openai_chat_result", "openai_responses_result",
-                         "anthropic_result", "handle_openai_chat_call", "handle_openai_responses_call",
-                         "handle_anthropic_call"],
-    "minimcp.jsonrpc": ["PARSE_ERROR", "INVALID_REQUEST", "METHOD_NOT_FOUND", "INVALID_PARAMS", "INTERNAL_ERROR",
-                        "RESOURCE_NOT_FOUND", "URL_ELICITATION_REQUIRED", "HEADER_MISMATCH",
-                        "MISSING_REQUIRED_CLIENT_CAPABILITY", "UNSUPPORTED_PROTOCOL_VERSION", "RequestId", "Request",
-                        "Notification", "Response", "ErrorResponse", "Malformed", "Message", "Parsed", "parse",
-                        "from_dict", "dumps", "encode"],
+def test_a_client_loads_no_server_module():
+    loaded = _loaded_after("import minimcp.client\nfrom minimcp import connect, Client")
+    assert not {m for m in loaded if m.startswith("minimcp.server")}, sorted(loaded)
+
+
+def test_a_server_loads_no_client_module():
+    loaded = _loaded_after("from minimcp import Server\nserver = Server('s')\n"
+                           "@server.tool()\ndef echo(text: str) -> str:\n    return text\n"
+                           "app = server.wsgi_app()")
+    assert "minimcp.server.server" in loaded
+    assert not {m for m in loaded if m.startswith(("minimcp.client", "minimcp.integrations", "minimcp.cli"))}, \
+        sorted(loaded)
+
+
+#: The import paths README.md, docs/ and examples/ show, and a name each must have.
+DOCUMENTED = {
+    "minimcp": ["Server", "Context", "connect", "Client"],
     "minimcp.server": ["Server", "Context"],
     "minimcp.client": ["Client", "connect"],
+    "minimcp.server.http": ["MCPApp", "bearer_token_auth", "Unauthorized", "EventStore", "MemoryEventStore"],
+    "minimcp.server.http.wsgiserver": ["serve", "BackgroundServer"],
+    "minimcp.server.http.django": ["mcp_urls"],
+    "minimcp.server.auth": ["ProtectedResource", "JWTVerifier", "IntrospectionVerifier", "Principal"],
+    "minimcp.client.auth": ["OAuth", "ClientCredentials", "BearerToken", "FileTokenStore"],
+    "minimcp.integrations.hub": ["ToolHub"],
+    "minimcp.integrations.adapters": ["to_anthropic_tools", "to_openai_chat_tools", "handle_anthropic_call"],
+    "minimcp.protocol.jsonrpc": ["parse", "encode", "Request", "INVALID_PARAMS"],
 }
 
 
-def test_old_import_paths_keep_working():
-    import importlib
-
-    for module, names in OLD_PATHS.items():
+def test_the_documented_import_paths_work():
+    for module, names in DOCUMENTED.items():
+        if module == "minimcp.server.http.django":
+            continue  # (needs Django settings to import; tests/test_mounts.py imports it in a project)
         imported = importlib.import_module(module)
         missing = [name for name in names if not hasattr(imported, name)]
         assert not missing, f"{module} lost {missing}"
-    assert minimcp.wsgi.bearer_token_auth is importlib.import_module("minimcp.http.security").bearer_token_auth

@@ -12,8 +12,8 @@ import requests
 from minimcp import Server
 from minimcp.engine.session import Session
 from minimcp.errors import RPCError
-from minimcp.http.wsgiserver import BackgroundServer
 from minimcp.protocol import jsonrpc
+from minimcp.server.http.wsgiserver import BackgroundServer
 from minimcp.server.methods import BOTH, HANDSHAKE, METHODS, STATELESS
 from minimcp.transports import memory
 

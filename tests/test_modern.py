@@ -15,7 +15,7 @@ import requests
 import minimcp
 from minimcp import Context, Server
 from minimcp.engine.session import Session
-from minimcp.http.wsgiserver import BackgroundServer
+from minimcp.server.http.wsgiserver import BackgroundServer
 from minimcp.server.stateless import StateSigner
 from minimcp.transports import memory
 

@@ -1,5 +1,5 @@
 """MCP inside a web framework, as a user mounts it: Flask (werkzeug's DispatcherMiddleware,
-on werkzeug's server and under gunicorn) and Django (minimcp.http.django in a URLconf, on
+on werkzeug's server and under gunicorn) and Django (minimcp.server.http.django in a URLconf, on
 Django's own threaded server). Real frameworks, real sockets on 127.0.0.1."""
 
 import os

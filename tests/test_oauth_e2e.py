@@ -33,10 +33,10 @@ from oidc.provider import RESOURCE_SERVER, SERVICE, OIDCProvider, running
 
 import minimcp
 from minimcp import Context, Server
-from minimcp.auth import AuthError, ClientCredentials, MemoryTokenStore, OAuth
-from minimcp.http.wsgiserver import BackgroundServer
-from minimcp.server.protection import ProtectedResource
-from minimcp.server.verifiers import IntrospectionVerifier, JWTVerifier
+from minimcp.client.auth import AuthError, ClientCredentials, MemoryTokenStore, OAuth
+from minimcp.server.auth.protection import ProtectedResource
+from minimcp.server.auth.verifiers import IntrospectionVerifier, JWTVerifier
+from minimcp.server.http.wsgiserver import BackgroundServer
 
 #: Seconds any one client call may take here: nothing in these tests may hang.
 TIMEOUT = 20.0

@@ -24,9 +24,9 @@ from oidc.provider import RESOURCE_SERVER, SERVICE, SHORT_LIVED, wait_until_expi
 
 import minimcp
 from minimcp import Context, RPCError, Server
-from minimcp.http.wsgiserver import BackgroundServer
-from minimcp.server.protection import ProtectedResource
-from minimcp.server.verifiers import IntrospectionVerifier, JWTVerifier
+from minimcp.server.auth.protection import ProtectedResource
+from minimcp.server.auth.verifiers import IntrospectionVerifier, JWTVerifier
+from minimcp.server.http.wsgiserver import BackgroundServer
 
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
            "MCP-Protocol-Version": "2025-11-25"}

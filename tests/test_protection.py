@@ -21,11 +21,11 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 import minimcp
 from minimcp import Context, RPCError, Server
-from minimcp.http.security import bearer_token_auth
-from minimcp.http.wsgiserver import BackgroundServer
 from minimcp.protocol.jsonrpc import INSUFFICIENT_SCOPE
-from minimcp.server.protection import InvalidToken, Principal, ProtectedResource
-from minimcp.server.verifiers import IntrospectionVerifier, JWTVerifier
+from minimcp.server.auth.protection import InvalidToken, Principal, ProtectedResource
+from minimcp.server.auth.verifiers import IntrospectionVerifier, JWTVerifier
+from minimcp.server.http.security import bearer_token_auth
+from minimcp.server.http.wsgiserver import BackgroundServer
 from minimcp.transports.memory import pair
 
 from conftest import free_port

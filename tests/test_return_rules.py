@@ -64,7 +64,7 @@ def test_a_none_default_on_a_list_accepts_an_explicit_null(client):
 
 
 def test_hub_errors_name_the_tool_the_model_called():
-    from minimcp.hub import ToolHub
+    from minimcp.integrations.hub import ToolHub
 
     with ToolHub({"typed": [PY, RETURNS]}) as hub:
         assert "typed__stats" in [tool.name for tool in hub.tools]

@@ -9,7 +9,7 @@ import pytest
 
 import minimcp
 from minimcp import Audio, CapabilityError, Context, ResourceLink, Server
-from minimcp.http.wsgiserver import BackgroundServer
+from minimcp.server.http.wsgiserver import BackgroundServer
 
 from conftest import PY, RawServer, example, shared_server
 

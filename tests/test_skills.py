@@ -11,8 +11,8 @@ import pytest
 import minimcp
 from minimcp import RPCError, Server
 from minimcp.client.skills import Skill, SkillVerificationError, get_skill, list_skills, load_skill
-from minimcp.http.wsgiserver import BackgroundServer
 from minimcp.protocol.skills import frontmatter
+from minimcp.server.http.wsgiserver import BackgroundServer
 from minimcp.server.skills import publish_skills
 
 from conftest import PY, ROOT

@@ -50,7 +50,7 @@ if __name__ == "__main__":
 import pytest  # noqa: E402  (the server above needs none of the test machinery)
 import requests  # noqa: E402
 
-from minimcp.http.wsgiserver import BackgroundServer  # noqa: E402
+from minimcp.server.http.wsgiserver import BackgroundServer  # noqa: E402
 
 from conftest import PY  # noqa: E402
 

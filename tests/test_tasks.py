@@ -16,7 +16,7 @@ import pytest
 import minimcp
 from minimcp import RPCError
 from minimcp.client.tasks import TaskCancelled
-from minimcp.http.wsgiserver import BackgroundServer
+from minimcp.server.http.wsgiserver import BackgroundServer
 
 from conftest import PY, ROOT
 

@@ -4,7 +4,7 @@ the ``minimcp`` command (a server's stray stdout), and everything with ``--trace
 import subprocess
 
 import minimcp
-from minimcp.http.wsgiserver import BackgroundServer
+from minimcp.server.http.wsgiserver import BackgroundServer
 
 from conftest import PY, example, free_port, wait_until_listening
 

@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 
 from minimcp.client.client import Client
 from minimcp.errors import MCPError
-from minimcp.http.wsgiserver import BackgroundServer
 from minimcp.protocol import jsonrpc
+from minimcp.server.http.wsgiserver import BackgroundServer
 from minimcp.transports.child import SubprocessTransport
 
 from conftest import PY, ROOT, TESTING_SERVER

@@ -17,7 +17,7 @@ Each scenario is one function in ``SCENARIOS`` below. The script exits 0
 when its scenario ran, non-zero for an unknown scenario or when a call
 failed (some ``auth/*`` scenarios expect that: a client must refuse a
 server that sends it to the wrong issuer, say). Every ``auth/*`` scenario
-goes through ``authorized()``, with the ``minimcp.auth`` flow it needs. It logs
+goes through ``authorized()``, with the ``minimcp.client.auth`` flow it needs. It logs
 to stderr; the suite keeps stdout and stderr in its results folder.
 
 It also reads as a tour of the client API:
@@ -202,8 +202,8 @@ def follow_redirect(authorization_url: str) -> str:
 
 
 def auth_for(scenario: str, context: dict) -> Any:
-    """The minimcp.auth flow a scenario needs; the authorization code flow unless it names another grant."""
-    from minimcp.auth import ClientCredentials, EnterpriseAuth, JWTBearer, MemoryTokenStore, OAuth
+    """The minimcp.client.auth flow a scenario needs; the authorization code flow unless it names another grant."""
+    from minimcp.client.auth import ClientCredentials, EnterpriseAuth, JWTBearer, MemoryTokenStore, OAuth
 
     if scenario == "auth/client-credentials-jwt":
         return ClientCredentials(context["client_id"], private_key=context["private_key_pem"],

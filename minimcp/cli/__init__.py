@@ -39,7 +39,7 @@ import os
 import sys
 from typing import Optional, Sequence
 
-from .. import __version__
+from ..protocol.versions import SDK_VERSION as __version__
 from .command_line import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,

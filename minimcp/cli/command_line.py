@@ -11,7 +11,7 @@ import json
 import sys
 from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple
 
-from .. import __version__
+from ..protocol.versions import SDK_VERSION as __version__
 
 #: Exit statuses (documented in ``minimcp --help``).
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_SERVER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130

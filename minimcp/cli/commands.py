@@ -167,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
     if args.headers:  # only when given: a stdio-only connect() need not know the keyword
         options["headers"] = args.headers
     if isinstance(args.target, str) and not any(name.lower() == "authorization" for name in args.headers):
-        from ..auth import OAuth
+        from ..client.auth import OAuth
 
         options["auth"] = OAuth(interactive=False)  # a stored login, refreshed as needed; never a browser
     try:

@@ -7,7 +7,7 @@
     minimcp servers
     minimcp run examples/weather_server.py --transport http --port 8000
 
-``install`` writes one entry into a host's config file (:mod:`minimcp.client.hosts`);
+``install`` writes one entry into a host's config file (:mod:`minimcp.integrations.hosts`);
 ``servers`` lists what the hosts' config files on this machine define;
 ``run`` serves the :class:`~minimcp.Server` of a Python file without editing it
 (the file's ``if __name__ == "__main__":`` block is not run).
@@ -19,7 +19,7 @@ import os
 import sys
 from typing import Any, Dict, List, NoReturn, Sequence, Tuple
 
-from ..client.hosts import HOSTS, host, installed_servers, make_entry, plan_install
+from ..integrations.hosts import HOSTS, host, installed_servers, make_entry, plan_install
 from .command_line import EXIT_OK, EXIT_USAGE, LOCAL_COMMANDS, UsageError
 from .output import _dump, _emit, show_logs
 

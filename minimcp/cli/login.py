@@ -12,7 +12,7 @@ import argparse
 import time
 from typing import Any, Dict, Optional, Tuple
 
-from ..auth import OAuth
+from ..client.auth import OAuth
 from ..client.config import find_server
 from .command_line import EXIT_OK, UsageError
 from .output import _emit

@@ -6,8 +6,8 @@
 - :mod:`~minimcp.client.answers`: what the client answers when the server asks (sampling, elicitation, roots);
 - :mod:`~minimcp.client.results`: the result types (``Tool``, ``ToolResult`` ...);
 - :mod:`~minimcp.client.config`: host config files (Claude Desktop, Cursor, VS Code ...);
-- :mod:`~minimcp.client.hub`: :class:`ToolHub`, many servers as one tool list;
-- :mod:`~minimcp.client.adapters`: tool lists and calls in the shapes LLM APIs use.
+- :mod:`~minimcp.integrations.hub`: :class:`ToolHub`, many servers as one tool list;
+- :mod:`~minimcp.integrations.adapters`: tool lists and calls in the shapes LLM APIs use.
 """
 
 from .client import Client

@@ -14,12 +14,11 @@ each run on a worker thread, never on the reader.
 import os
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from .. import __version__
 from ..engine.inflight import ProgressCallback
 from ..engine.session import Handler, Session
 from ..errors import CapabilityError, ProtocolError
 from ..protocol.levels import LOG_LEVELS
-from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSION, PROTOCOL_VERSION, knows
+from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSION, PROTOCOL_VERSION, SDK_VERSION, knows
 from . import answers, handshake, tasks, wire
 from .answers import Roots
 from .results import Completion, Prompt, PromptResult, Resource, ResourceResult, ResourceTemplate, Tool, ToolResult
@@ -109,7 +108,7 @@ class Client:
         self.protocol: str = check_protocol(protocol)
         if trace is None:
             trace = os.environ.get("MINIMCP_TRACE", "") not in ("", "0", "false", "no")
-        self.client_info: Dict[str, Any] = client_info or {"name": "minimcp", "version": __version__}
+        self.client_info: Dict[str, Any] = client_info or {"name": "minimcp", "version": SDK_VERSION}
         self.sampling_handler = sampling_handler
         self.sampling_tools = sampling_tools
         self.elicitation_handler = elicitation_handler

@@ -53,7 +53,7 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Un
         on_stderr: ``callback(line)`` for a stdio server's stderr lines
             (default: write them to our ``sys.stderr``).
         headers: extra HTTP headers (say, ``Authorization``) for a URL target.
-        auth: for a URL target: a :mod:`minimcp.auth` flow (``OAuth()``,
+        auth: for a URL target: a :mod:`minimcp.client.auth` flow (``OAuth()``,
             ``ClientCredentials(...)`` ...), a bearer token (a string), or any
             ``requests`` auth object.
         timeout: the default seconds each call waits, the handshake included.
@@ -76,7 +76,7 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Un
     """
     handlers = dict(handlers, protocol=check_protocol(protocol))  # before a child process is started
     if isinstance(auth, str):  # a bearer token
-        from ..auth import BearerToken
+        from .auth import BearerToken
 
         auth = BearerToken(auth)
     if isinstance(target, str) and target != "memory" and target.split(":", 1)[0] not in _URL_SCHEMES:
@@ -114,7 +114,7 @@ def _entry_auth(entry: Dict[str, Any], auth: Any, headers: Dict[str, str]) -> An
     """A remote config entry gets OAuth as its host would give it (unless it sends its own Authorization)."""
     if auth is None and any(name.lower() == "authorization" for name in headers):
         return None
-    from ..auth import OAuth
+    from .auth import OAuth
 
     if auth is None:
         auth = OAuth()
@@ -135,18 +135,18 @@ def _connect_url(url: str, kind: Optional[str], headers: Optional[Dict[str, str]
                  client_info: Optional[Dict[str, Any]], trace: Optional[bool], handlers: Dict[str, Any]) -> Client:
     scheme = url.split(":", 1)[0]
     options: Dict[str, Any] = dict(timeout=timeout, client_info=client_info, trace=trace, **handlers)
-    if scheme in ("http", "https") and hasattr(auth, "prepare"):  # a minimcp.auth flow: a person's login
+    if scheme in ("http", "https") and hasattr(auth, "prepare"):  # a minimcp.client.auth flow: a person's login
         # comes before the handshake, whose timeout does not count the minutes spent in the browser
         auth.prepare(url, trace)
     if scheme in ("ws", "wss"):
         from ..transports.websocket import WebSocketTransport
 
         return _start(Client(WebSocketTransport(url, headers=headers, timeout=timeout), **options))
-    from ..http.legacy_client import SSETransport
+    from ..transports.http.sse import SSETransport
 
     if kind == "sse" or url.rstrip("/").endswith("/sse"):
         return _start(Client(SSETransport(url, headers=headers, auth=auth, timeout=timeout), **options))
-    from ..http.client import StreamableHTTPTransport
+    from ..transports.http.streamable import StreamableHTTPTransport
 
     try:
         return _start(Client(StreamableHTTPTransport(url, headers=headers, auth=auth, timeout=timeout), **options))

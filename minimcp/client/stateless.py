@@ -19,8 +19,8 @@ from ..engine.inflight import ProgressCallback
 from ..engine.session import Session
 from ..engine.threads import join, start_thread
 from ..errors import MCPError, ProtocolError, RPCError, Timeout
-from ..http.headers import header_params
 from ..logs import get_logger
+from ..protocol.headers import header_params
 from ..protocol.jsonrpc import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION
 from ..protocol.stateless import (
     CACHEABLE,

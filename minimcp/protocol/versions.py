@@ -21,6 +21,9 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing 
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
     from typing import Any, Dict, FrozenSet, Optional, Tuple
 
+#: This package's version (``minimcp.__version__``; what ``clientInfo`` says by default).
+SDK_VERSION = "0.1.0"
+
 #: The newest protocol version with the initialize handshake; what the client offers there.
 PROTOCOL_VERSION = "2025-11-25"
 

@@ -45,7 +45,7 @@ def run(server: Server, transport: str, host: str, port: int, websocket_path: Op
         # start to exit: ~10M of ~100M instructions). Only garbage made before this is kept.
         gc.freeze()
     if transport in ("http", "websocket"):
-        from ..http.wsgiserver import MAX_CONNECTIONS, serve
+        from .http.wsgiserver import MAX_CONNECTIONS, serve
 
         max_connections = options.pop("max_connections", MAX_CONNECTIONS)  # the server's; the rest the app's
         quiet = options.pop("quiet", False)

@@ -443,11 +443,11 @@ class Server:
 
             app = server.wsgi_app(stateless=True)   # gunicorn -k gthread -w 4 'module:app'
 
-        ``options`` are those of :class:`minimcp.http.app.MCPApp` (``stateless``, ``json_response``,
+        ``options`` are those of :class:`minimcp.server.http.app.MCPApp` (``stateless``, ``json_response``,
         ``allowed_hosts``, ``allowed_origins``, ``auth`` (a hook, or an OAuth
-        :class:`~minimcp.server.protection.ProtectedResource`), ``max_body``, ``event_store``, ``sse_path`` ...).
+        :class:`~minimcp.server.auth.protection.ProtectedResource`), ``max_body``, ``event_store``, ``sse_path`` ...).
         """
-        from ..http.app import MCPApp  # late: a stdio server never loads the HTTP code
+        from .http.app import MCPApp  # late: a stdio server never loads the HTTP code
 
         return MCPApp(self, path, **options)
 

@@ -9,7 +9,7 @@ from django.http import HttpResponse
 from django.urls import include, path
 from mounted_server import server
 
-from minimcp.http.django import mcp_urls
+from minimcp.server.http.django import mcp_urls
 
 
 def index(request):

@@ -1,0 +1,338 @@
+"""A minimcp server as an OAuth 2.1 resource server: who called, with which scopes, and the
+HTTP answers that tell a client how to get a better token.
+
+spec basic/authorization (2025-06-18 on): the MCP server is a *resource server*. It does not
+issue tokens; an authorization server does. The server's part is small, and all of it is here:
+
+- publish its protected resource metadata (RFC 9728) at
+  ``/.well-known/oauth-protected-resource<path>`` (and at the root one), naming the
+  ``authorization_servers`` a client gets tokens from;
+- take ``Authorization: Bearer <token>`` on every request, have a *verifier* check it
+  (:mod:`minimcp.server.auth.verifiers`: a JWT against the issuer's keys, or RFC 7662
+  introspection), and accept only tokens issued for itself (the RFC 8707 audience);
+- answer 401 with ``WWW-Authenticate: Bearer resource_metadata="…", scope="…"`` (plus
+  ``error="invalid_token"`` when a token was sent and refused), and 403
+  ``error="insufficient_scope"`` naming the scopes an operation needs, so a client can step up;
+- never pass the client's token on: a verifier sees it, a handler never does (``ctx.principal``
+  holds what the token *says*, not the token).
+
+Required scopes are declared where a tool, resource or prompt is (``@server.tool(scopes=[…])``)
+and checked before its function runs: by the HTTP app (a 403 step-up challenge, on Streamable
+HTTP and on the 2024-11-05 ``/messages/`` POST) and, for a transport with no HTTP status to give
+(WebSocket), by the connection (a JSON-RPC error ``-32003``,
+:data:`~minimcp.protocol.jsonrpc.INSUFFICIENT_SCOPE`).
+"""
+
+import json
+import time
+from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from urllib.parse import urlsplit
+
+from ...errors import MCPError, RPCError, Unauthorized
+from ...logs import get_logger
+from ...protocol.jsonrpc import INSUFFICIENT_SCOPE
+
+if TYPE_CHECKING:
+    from logging import Logger
+
+log: "Logger" = get_logger(__name__)
+
+#: The well-known path prefix of RFC 9728 §3.
+WELL_KNOWN = "/.well-known/oauth-protected-resource"
+#: The requests that reach a function which may declare scopes.
+SCOPED_METHODS = frozenset({"tools/call", "resources/read", "resources/subscribe", "prompts/get"})
+
+
+class InvalidToken(MCPError):
+    """Raised by a verifier: this token is not good here (expired, forged, for another audience…).
+
+    The client gets 401 ``error="invalid_token"`` with this message as ``error_description``.
+    """
+
+
+class VerifierUnavailable(MCPError):
+    """Raised by a verifier that cannot decide now (the JWKS or introspection endpoint is down).
+
+    The client gets 503 with ``Retry-After``: its token may be fine, so it must not be thrown away.
+    """
+
+
+class Principal:
+    """Who a verified access token says is calling, and what it may do (``ctx.principal``).
+
+    Two principals are equal when issuer and subject are: a session opened with one token
+    stays usable with a refreshed or stepped-up token of the same user (and with no other's).
+
+    Attributes:
+        subject: the token's ``sub`` (a user, or the client itself for client credentials).
+        scopes: the scopes granted.
+        client_id: the OAuth client the token was issued to, if the token says.
+        issuer: the authorization server that issued it.
+        audience: the resources it was issued for (RFC 8707 ``resource``, the JWT ``aud``).
+        expires_at: Unix time it expires, or None.
+        claims: everything the token (or the introspection answer) said.
+    """
+
+    __slots__ = ("subject", "scopes", "client_id", "issuer", "audience", "expires_at", "claims")
+
+    def __init__(self, subject: str, scopes: Iterable[str] = (), *, client_id: Optional[str] = None,
+                 issuer: Optional[str] = None, audience: Iterable[str] = (), expires_at: Optional[float] = None,
+                 claims: Optional[Dict[str, Any]] = None) -> None:
+        self.subject: str = subject
+        self.scopes: FrozenSet[str] = frozenset(scopes)
+        self.client_id: Optional[str] = client_id
+        self.issuer: Optional[str] = issuer
+        self.audience: Tuple[str, ...] = tuple(audience)
+        self.expires_at: Optional[float] = expires_at
+        self.claims: Dict[str, Any] = claims or {}
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Principal) and other.subject == self.subject
+                and other.issuer == self.issuer)
+
+    def __hash__(self) -> int:
+        return hash((self.subject, self.issuer))
+
+    def __str__(self) -> str:
+        return self.subject
+
+    def __repr__(self) -> str:
+        return f"<Principal {self.subject!r} scopes={sorted(self.scopes)} client={self.client_id!r}>"
+
+
+def scope_list(value: Any) -> List[str]:
+    """Scopes as a token carries them: a space-separated ``scope`` string, or a list (``scp``)."""
+    if isinstance(value, str):
+        return value.split()
+    if isinstance(value, (list, tuple)):
+        return [item for item in value if isinstance(item, str)]
+    return []
+
+
+def canonical(uri: str) -> str:
+    """A resource URI as RFC 8707 compares it: lower-case scheme and host, no fragment, and no
+    trailing slash (``https://mcp.example.com/`` and ``…com`` are the same resource)."""
+    parts = urlsplit(uri)
+    text = f"{parts.scheme.lower()}://{parts.netloc.lower()}{parts.path}"
+    text = text + ("?" + parts.query if parts.query else "")
+    return text.rstrip("/")
+
+
+def _quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _description(text: str) -> str:
+    """``text`` as RFC 6750 §3 lets an ``error_description`` be: printable ASCII, no ``"`` or ``\\``
+    (so no message, whatever a library put in it, can break the header)."""
+    return "".join(c if " " <= c <= "~" and c not in '"\\' else "'" if c == '"' else "?" for c in text)
+
+
+class ProtectedResource:
+    """The resource server settings, and the ``auth`` hook that enforces them.
+
+    Pass it as ``auth`` to ``server.wsgi_app()`` or ``server.run("http")``::
+
+        auth = ProtectedResource(
+            JWTVerifier(issuer="https://auth.example.com", audience="https://mcp.example.com/mcp"),
+            resource="https://mcp.example.com/mcp",
+            authorization_servers=["https://auth.example.com"],
+            scopes_supported=["files:read", "files:write"])
+        server.run("http", auth=auth)
+
+    Args:
+        verifier: ``verify(token) -> Principal`` (an object with that method, or a plain
+            callable); it raises :class:`InvalidToken` or :class:`VerifierUnavailable`.
+        resource: this server's canonical URL, the MCP endpoint (``https://host/mcp``): the
+            metadata's ``resource`` and the audience a token must name.
+        authorization_servers: the issuer URLs clients get tokens from.
+        scopes_supported: the scopes this server knows (in the metadata; also the 401's ``scope``
+            when ``required_scopes`` is empty).
+        required_scopes: scopes every request needs (a tool's own come on top).
+        check_audience: refuse a token whose audience does not name ``resource`` (RFC 8707;
+            turn off only where the verifier checks it another way).
+        resource_name, resource_documentation: optional metadata fields.
+    """
+
+    def __init__(self, verifier: Any, resource: str, authorization_servers: Sequence[str], *,
+                 scopes_supported: Sequence[str] = (), required_scopes: Sequence[str] = (),
+                 check_audience: bool = True, resource_name: Optional[str] = None,
+                 resource_documentation: Optional[str] = None) -> None:
+        if not authorization_servers:
+            raise ValueError("name at least one authorization server (its issuer URL): clients need it "
+                             "to get a token")
+        self.verify: Callable[[str], Principal] = getattr(verifier, "verify", verifier)
+        self.resource = resource
+        self.authorization_servers: List[str] = list(authorization_servers)
+        self.scopes_supported: List[str] = list(scopes_supported)
+        self.required_scopes: Tuple[str, ...] = tuple(required_scopes)
+        self.check_audience = check_audience
+        parts = urlsplit(resource)
+        path = parts.path.rstrip("/")
+        #: Where the metadata is served: the RFC 9728 path-based URL first, then the root one.
+        self.metadata_paths: Tuple[str, ...] = (WELL_KNOWN + path, WELL_KNOWN) if path else (WELL_KNOWN,)
+        self.metadata_url: str = f"{parts.scheme}://{parts.netloc}{self.metadata_paths[0]}"
+        document: Dict[str, Any] = {"resource": resource, "authorization_servers": self.authorization_servers,
+                                    "bearer_methods_supported": ["header"]}
+        if self.scopes_supported:
+            document["scopes_supported"] = self.scopes_supported
+        if resource_name:
+            document["resource_name"] = resource_name
+        if resource_documentation:
+            document["resource_documentation"] = resource_documentation
+        self.metadata_body: bytes = json.dumps(document).encode()
+        self._audience = canonical(resource)
+
+    def __repr__(self) -> str:
+        return f"<ProtectedResource {self.resource} by {', '.join(self.authorization_servers)}>"
+
+    def challenge(self, error: Optional[str] = None, description: Optional[str] = None,
+                  scopes: Sequence[str] = ()) -> str:
+        """The ``WWW-Authenticate`` value: where the metadata is, the scopes wanted, the error."""
+        parts = [f"resource_metadata={_quote(self.metadata_url)}"]
+        scopes = scopes or self.required_scopes or self.scopes_supported
+        if scopes:
+            parts.append(f"scope={_quote(' '.join(scopes))}")
+        if error:
+            parts.append(f"error={_quote(error)}")
+        if description:
+            parts.append(f"error_description={_quote(_description(description))}")
+        return "Bearer " + ", ".join(parts)
+
+    def __call__(self, headers: Dict[str, str]) -> Principal:
+        """The ``auth`` hook: the principal of the request's bearer token, or a refusal."""
+        token = bearer_token(headers, self)
+        try:
+            principal = self.verify(token)
+        except InvalidToken as exc:
+            log.info("token refused: %s", exc)
+            raise Unauthorized(f"invalid token: {exc}", self.challenge("invalid_token", str(exc))) from None
+        except VerifierUnavailable as exc:
+            log.warning("cannot check tokens now: %s", exc)
+            raise _http_error(503, f"Service Unavailable: the token cannot be checked now ({exc}); "
+                              "try again shortly", [("Retry-After", "5")]) from None
+        problem = self._problem(principal)
+        if problem:
+            log.info("token refused: %s", problem)
+            raise Unauthorized(f"invalid token: {problem}", self.challenge("invalid_token", problem))
+        if self.required_scopes and not principal.scopes.issuperset(self.required_scopes):
+            raise self.insufficient_scope(self.required_scopes, "every request")
+        return principal
+
+    def _problem(self, principal: Any) -> Optional[str]:
+        """What is wrong with a verified token whatever the verifier: expiry and audience."""
+        if not isinstance(principal, Principal):
+            raise TypeError(f"a verifier must return a Principal, not {type(principal).__name__}")
+        if principal.expires_at is not None and principal.expires_at <= time.time():
+            return "the token has expired"
+        if self.check_audience and self.resource not in principal.audience and (
+                self._audience not in {canonical(a) for a in principal.audience}):
+            return f"the token was not issued for {self.resource} (its audience: {list(principal.audience)})"
+        return None
+
+    def insufficient_scope(self, needed: Sequence[str], what: str) -> Exception:
+        """The 403 step-up challenge: the scopes ``what`` needs (RFC 6750 §3.1: those of this
+        operation, not the ones already granted; spec 2026-07-28 has the client add them up)."""
+        scopes = " ".join(needed)
+        return _http_error(403, f"Forbidden: insufficient scope: {what} needs scope {scopes!r}; "
+                           "get a token with it and retry",
+                           [("WWW-Authenticate", self.challenge("insufficient_scope", f"{what} needs {scopes}",
+                                                                needed))], INSUFFICIENT_SCOPE)
+
+    def serve_metadata(self, path: str, method: str, start_response: Callable[..., Any]) -> Optional[Iterable[bytes]]:
+        """Answer a GET of one of the well-known metadata URLs (None for another path)."""
+        if path.rstrip("/") not in self.metadata_paths:
+            return None
+        if method not in ("GET", "HEAD"):
+            raise _http_error(405, "Method Not Allowed: GET the protected resource metadata",
+                              [("Allow", "GET")])
+        start_response("200 OK", [("Content-Type", "application/json"), ("Cache-Control", "max-age=300"),
+                                  ("Access-Control-Allow-Origin", "*"),
+                                  ("Content-Length", str(len(self.metadata_body)))])
+        return [self.metadata_body] if method == "GET" else []
+
+
+def bearer_token(headers: Dict[str, str], protection: ProtectedResource) -> str:
+    """The token of ``Authorization: Bearer <token>`` (RFC 6750 §2.1); 401 without one, 400 when
+    the header is malformed (``invalid_request``)."""
+    value = headers.get("authorization")
+    if not value:
+        raise Unauthorized("a bearer token is required", protection.challenge())
+    scheme, _, token = value.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        raise Unauthorized(f"send Authorization: Bearer <token> (not {scheme!r})", protection.challenge())
+    token = token.strip()
+    # RFC 6750 b64token: printable ASCII, no space (the string methods run at C speed; a token
+    # with another odd character is the verifier's to refuse, as invalid_token).
+    if not token or not token.isascii() or not token.isprintable() or " " in token:
+        text = "malformed Authorization header: expected 'Bearer' and one token"
+        raise _http_error(400, f"Bad Request: {text}",
+                          [("WWW-Authenticate", protection.challenge("invalid_request", text))])
+    return token
+
+
+def _http_error(status: int, message: str, headers: List[Tuple[str, str]], code: Optional[int] = None) -> Exception:
+    from ..http.replies import HTTPError  # late: this module is also read by non-HTTP transports
+
+    return HTTPError(status, message, headers=headers) if code is None else HTTPError(status, message, code, headers)
+
+
+# -- required scopes, per tool, resource and prompt ---------------------------------------------
+
+def scopes_needed(server: Any, method: Optional[str], params: Any) -> Tuple[Tuple[str, ...], str]:
+    """The scopes a request's tool, resource or prompt declares, and what it is (for messages)."""
+    if method not in SCOPED_METHODS or type(params) is not dict:
+        return (), ""
+    if method == "tools/call":
+        item, what = server.get_tool(params.get("name")), f"tool {params.get('name')!r}"
+    elif method == "prompts/get":
+        name = params.get("name")
+        item, what = (server.get_prompt(name) if isinstance(name, str) else None), f"prompt {name!r}"
+    else:
+        uri = params.get("uri")
+        found = server.find_resource(uri) if isinstance(uri, str) else None
+        item, what = (found[0] if found else None), f"resource {uri!r}"
+    return getattr(item, "scopes", ()), what
+
+
+def granted(principal: Any) -> FrozenSet[str]:
+    """The scopes a principal holds (a plain ``auth`` hook's principal holds none)."""
+    return getattr(principal, "scopes", None) or frozenset()
+
+
+def require_scopes(needed: Sequence[str], principal: Any, what: str) -> None:
+    """Refuse (JSON-RPC ``-32003``) a call whose caller lacks a scope ``what`` declares.
+
+    The check for transports with no HTTP status to answer: the HTTP app refuses first, with a
+    403 a client can step up from. A connection with no principal (stdio, in-memory: nobody
+    authenticates there, spec basic/authorization says so) is not checked.
+    """
+    if not needed or principal is None:
+        return
+    have = granted(principal)
+    missing = [scope for scope in needed if scope not in have]
+    if missing:
+        scopes = " ".join(needed)
+        raise RPCError(INSUFFICIENT_SCOPE, f"Forbidden: insufficient scope: {what} needs scope {scopes!r}",
+                       {"error": "insufficient_scope", "scope": scopes})
+
+
+def check_request_scopes(app: Any, messages: Iterable[Any], principal: Any) -> None:
+    """The HTTP app's check before any handler runs: 403 for a request whose tool, resource or
+    prompt needs a scope the token lacks, with a step-up challenge when the app is protected."""
+    for message in messages:
+        method = getattr(message, "method", None)
+        if method not in SCOPED_METHODS:
+            continue
+        needed, what = scopes_needed(app.server, method, getattr(message, "params", None))
+        if not needed or all(scope in granted(principal) for scope in needed):
+            continue
+        if isinstance(app.auth, ProtectedResource):
+            raise app.auth.insufficient_scope(tuple(app.auth.required_scopes) + tuple(needed), what)
+        if app.auth is None:  # fail closed: a scope means "only some callers", and nobody is known
+            raise _http_error(403, f"Forbidden: {what} needs scope {' '.join(needed)!r}, and this server "
+                              "authenticates nobody; pass auth= to wsgi_app()", [], INSUFFICIENT_SCOPE)
+        scopes = " ".join(needed)
+        raise _http_error(403, f"Forbidden: insufficient scope: {what} needs scope {scopes!r}",
+                          [("WWW-Authenticate", f'Bearer error="insufficient_scope", scope={_quote(scopes)}')],
+                          INSUFFICIENT_SCOPE)

@@ -1,0 +1,440 @@
+"""Streamable HTTP, server side: a plain WSGI application.
+
+``server.wsgi_app()`` returns an :class:`MCPApp`; it runs on minimcp's built-in server (``server.run("http")``),
+gunicorn (``gthread`` workers), waitress, or any WSGI server. spec basic/transports "Streamable HTTP"
+(2025-03-26 … 2026-07-28) and, beside it, the 2024-11-05 "HTTP with SSE" endpoints for old clients.
+
+One endpoint (``/mcp``):
+
+- ``POST`` carries one client message (or, under 2025-03-26, a batch). Notifications and
+  responses get ``202``. A request is answered with JSON when its handler sends nothing before
+  its result, else with an SSE stream (progress, logs, the server's own requests, then the response).
+- ``GET`` opens the standalone SSE stream for messages that belong to no request, or resumes
+  a broken stream from ``Last-Event-ID``.
+- ``DELETE`` ends the session.
+
+Sessions: ``initialize`` mints a ``Mcp-Session-Id``; later requests must carry it (400 without, 404
+for an unknown or ended one). Stateless mode keeps no sessions, for deployments behind a plain load
+balancer: each POST is served on its own, with the version from ``MCP-Protocol-Version``.
+
+Security defaults (spec "Security Warning"): a present ``Origin`` must be local (else
+403), the ``Host`` too (else 421: DNS-rebinding protection), bodies are capped (413),
+and an ``auth`` hook may demand credentials (401 + ``WWW-Authenticate``). Every 4xx
+carries a JSON-RPC error body saying what to fix.
+
+Beside this module: :mod:`~minimcp.server.http.security` (those checks, the ``auth`` hook),
+:mod:`~minimcp.server.http.replies` (statuses, error bodies), :mod:`~minimcp.server.http.sse`
+(the 2024-11-05 endpoints), :mod:`~minimcp.server.http.get_stream` (GET: the standalone stream,
+resuming), :mod:`~minimcp.server.http.streams` (the SSE streams of a session).
+"""
+
+import secrets
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Set, Tuple
+
+from ...engine.session import id_in_use
+from ...engine.threads import WorkerPool
+from ...errors import RPCError
+from ...logs import get_logger
+from ...protocol import jsonrpc
+from ...protocol.headers import check_headers
+from ...protocol.jsonrpc import Malformed, Request
+from ...protocol.stateless import RequestMeta, modern_version
+from ...protocol.versions import HTTP_DEFAULT_VERSION, LEGACY_VERSIONS, MODERN_VERSION, knows
+from ..auth.protection import WELL_KNOWN, ProtectedResource, check_request_scopes
+from ..connection import ServerConnection
+from ..methods import answer_at_once, answer_in_session, needs_no_session, runs_inline
+from .get_stream import serve_get
+from .replies import SSE_HEADERS, STATUS, HTTPError, error, modern_status, read_body, reply, session_not_found
+from .request import HEADER_NAME
+from .security import LOCAL_HOSTS, authenticate, check_host_and_origin, check_owner
+from .sse import LegacyEndpoints
+from .streams import OPENING, EventStore, HTTPSessionTransport, MemoryEventStore, OutStream, format_event
+
+if TYPE_CHECKING:
+    from ...logs import Logger
+    from ..server import Server
+
+__all__ = ["MCPApp"]
+
+log: "Logger" = get_logger(__name__)
+_Environ = Dict[str, Any]  # a WSGI environ, and the start_response that comes with it (PEP 3333)
+_Start = Callable[..., Any]
+
+
+class MCPApp:
+    """The WSGI application for one :class:`~minimcp.Server`; see the module docstring.
+
+    Example::
+
+        app = server.wsgi_app()          # gunicorn -k gthread 'myserver:app'
+
+    Args:
+        server: the server to serve.
+        path: the MCP endpoint, relative to where the app is mounted (``SCRIPT_NAME``);
+            mounted under a prefix, the prefix itself is the endpoint too.
+        stateless: keep no sessions (any worker can answer any request).
+        json_response: always answer with JSON, never SSE (progress and logs are dropped).
+        allowed_hosts: ``Host`` names accepted (default: localhost names); ``["*"]`` any.
+        allowed_origins: ``Origin`` values accepted besides local ones.
+        auth: ``hook(headers) -> principal``; raise :class:`Unauthorized` (or return None) to answer
+            401. ``headers`` has lower-case names. An OAuth :class:`~minimcp.server.auth.protection.ProtectedResource`
+            is such a hook that also serves the RFC 9728 metadata. A session answers only the principal that opened
+            it (403 for another, compared with ``==``: return a user id, say).
+        max_body: the largest request body, in bytes.
+        event_store: where SSE events are kept for resumption.
+        retry_ms: the ``retry`` sent in priming events (2025-11-25).
+        sse_path, messages_path: the 2024-11-05 HTTP+SSE endpoints (``sse_path=None``: off).
+        max_workers: handler threads shared by all sessions.
+        sse_after: seconds a handler may take before its answer switches from JSON to
+            an SSE stream (so the client can time out or cancel).
+        session_ttl: seconds after which an idle session ends (its client gets 404 and
+            starts anew); ``None`` keeps sessions until DELETE.
+        max_sessions: sessions kept at once (both transports). At the cap a new session
+            ends the least recently used idle one (no request running, no GET stream: its
+            client gets 404 and starts again); none idle: ``503`` with ``Retry-After``.
+    """
+
+    def __init__(self, server: "Server", path: str = "/mcp", *, stateless: bool = False, json_response: bool = False,
+                 allowed_hosts: Optional[Iterable[str]] = None, allowed_origins: Iterable[str] = (),
+                 auth: Optional[Callable[[Dict[str, str]], Any]] = None, max_body: int = 4 * 1024 * 1024,
+                 event_store: Optional[EventStore] = None, retry_ms: int = 1000, sse_path: Optional[str] = "/sse",
+                 messages_path: str = "/messages/", max_workers: int = 64, sse_after: float = 0.1,
+                 session_ttl: Optional[float] = 3600.0, max_sessions: int = 1024) -> None:
+        self.server: Server = server
+        self.path = path
+        self.stateless = stateless
+        self.json_response = json_response
+        self.allowed_hosts: Set[str] = set(allowed_hosts) if allowed_hosts is not None else set(LOCAL_HOSTS)
+        self.allowed_origins: Set[str] = set(allowed_origins)
+        self.auth = auth
+        self.max_body = max_body
+        self.store: EventStore = event_store or MemoryEventStore()
+        self.retry_ms = retry_ms
+        self.sse_path = sse_path
+        self.messages_path = messages_path
+        self.sse_after = sse_after
+        self.session_ttl = session_ttl
+        self.max_sessions = max_sessions
+        self._last_used: Dict[str, float] = {}
+        self.workers: WorkerPool = WorkerPool(max_workers)
+        self.sessions: Dict[str, ServerConnection] = {}
+        self._lock = threading.Lock()
+        self.legacy: LegacyEndpoints = LegacyEndpoints(self)
+
+    def __repr__(self) -> str:
+        mode = "stateless" if self.stateless else f"sessions={len(self.sessions) + len(self.legacy.sessions)}"
+        return f"<MCPApp {self.server.name!r} at {self.path} {mode}>"
+
+    # -- the WSGI entry point ---------------------------------------------------------
+
+    def __call__(self, environ: _Environ, start_response: _Start) -> Iterable[bytes]:
+        """Serve one HTTP request."""
+        try:
+            headers = {name: v for k, v in environ.items() if (name := HEADER_NAME[k])}
+            path, method = environ.get("PATH_INFO", ""), environ["REQUEST_METHOD"]
+            if path.startswith(WELL_KNOWN) and isinstance(self.auth, ProtectedResource):  # public: RFC 9728
+                served = self.auth.serve_metadata(path, method, start_response)
+                if served is not None:
+                    return served
+            principal = self.check_request(headers)
+            if self._is_endpoint(path, environ.get("SCRIPT_NAME", "")):
+                handler = {"POST": self._post, "GET": self._get, "DELETE": self._delete}.get(method)
+                if handler is None:
+                    raise HTTPError(405, f"Method Not Allowed: use POST, GET or DELETE on {self.path}",
+                                    headers=[("Allow", "GET, POST, DELETE")])
+                body: Iterable[bytes] = handler(environ, headers, principal, start_response)
+                return body
+            if self.sse_path is not None and path == self.sse_path and method == "GET":
+                return self.legacy.stream(environ, principal, start_response)
+            if self.sse_path is not None and path == self.messages_path and method == "POST":
+                return self.legacy.post(environ, principal, start_response)
+            raise HTTPError(404, f"Not Found: the MCP endpoint is {environ.get('SCRIPT_NAME', '')}{self.path}")
+        except HTTPError as exc:
+            return error(start_response, exc.status, exc.code, str(exc), exc.headers)
+
+    def _is_endpoint(self, path: str, script_name: str) -> bool:
+        """Is ``PATH_INFO`` the MCP endpoint? ``path`` is relative to the mount point (WSGI's
+        ``SCRIPT_NAME``), which is an endpoint too: ``DispatcherMiddleware(flask_app, {"/mcp":
+        server.wsgi_app()})`` answers ``/mcp``, as does any prefix, and the app alone too."""
+        return path in (self.path, self.path + "/") or (bool(script_name) and path in ("", "/"))
+
+    def check_request(self, headers: Dict[str, str]) -> Any:
+        """Apply the Host, Origin and auth rules to a request's headers (lower-case names);
+        return the principal. Raises an error with a ``status`` (a WebSocket upgrade uses it)."""
+        check_host_and_origin(headers, self.allowed_hosts, self.allowed_origins)
+        return authenticate(self.auth, headers)
+
+    # -- POST: one client message ---------------------------------------------------------
+
+    def _post(self, environ: _Environ, headers: Dict[str, str], principal: Any, start_response: _Start) -> Any:
+        if not environ.get("CONTENT_TYPE", "").startswith("application/json"):
+            raise HTTPError(415, "Unsupported Media Type: send Content-Type: application/json")
+        accept = headers.get("accept", "")
+        if "application/json" not in accept or "text/event-stream" not in accept:
+            raise HTTPError(406, "Not Acceptable: Accept must list application/json and text/event-stream")
+        parsed = jsonrpc.parse(read_body(environ, self.max_body))
+        if type(parsed) is Malformed:
+            raise HTTPError(400, parsed.message, parsed.code)
+        if type(parsed) is not list and (modern_version(getattr(parsed, "params", None)) is not None
+                                         or headers.get("mcp-protocol-version") == MODERN_VERSION):
+            return self._post_modern(parsed, headers, principal, start_response)
+        messages = parsed if type(parsed) is list else [parsed]
+        check_request_scopes(self, messages, principal)  # before any handler runs: 403 to step up from
+        if type(parsed) is list and any(type(m) is Request and m.method == "initialize" for m in parsed):
+            # spec 2025-03-26 basic/lifecycle: initialize MUST NOT be part of a batch (refused before
+            # a session is opened for it, which nobody could then use)
+            raise HTTPError(400, "Invalid Request: initialize cannot be part of a JSON-RPC batch")
+        if (self.stateless and type(parsed) is Request and parsed.method != "initialize"
+                and needs_no_session(self.server, parsed, self.server.log_level)):  # as for 2026-07-28
+            version = self._legacy_version(headers) or HTTP_DEFAULT_VERSION  # (no header: 2025-03-26)
+            return reply(start_response, 200, answer_at_once(self.server, parsed, principal, version))
+        connection, new_session = self._connection_for(messages, headers, principal)
+        if type(parsed) is list and not connection.allows_batches():
+            self._end_if_stateless(connection)
+            raise HTTPError(400, "Invalid Request: JSON-RPC batches are allowed only in protocol version 2025-03-26")
+        if (new_session is None and type(parsed) is Request and not self.stateless
+                and needs_no_session(self.server, parsed, connection.log_level)):
+            return reply(start_response, 200, answer_in_session(connection.session, parsed))  # nothing to stream
+        requests = {m.id for m in messages if type(m) is Request}
+        if not requests:
+            for message in messages:
+                connection.session.receive(message)
+            self._end_if_stateless(connection)
+            return reply(start_response, 202)
+        transport: HTTPSessionTransport = connection.session.transport
+        if type(parsed) is Request and transport.awaits(parsed.id):
+            # The id of a request in flight: refused here, in this POST's body. On a stream of its
+            # own the refusal would take the id's stream, and the first request's answer with it.
+            return reply(start_response, 200, jsonrpc.encode(id_in_use(parsed.id)))
+        stream = transport.open_stream(requests)
+        for message in messages:
+            connection.session.receive(message, inline=runs_inline(self.server, message))
+        extra = []
+        if new_session is not None:
+            if connection.protocol_version is None:  # initialize failed: no session after all
+                self._end_session(new_session)
+            else:
+                extra.append(("Mcp-Session-Id", new_session))
+        return self._answer(stream, connection, type(parsed) is list, extra, start_response)
+
+    def _post_modern(self, message: Any, headers: Dict[str, str], principal: Any, start_response: _Start) -> Any:
+        """One 2026-07-28 message: no session, headers that mirror the body, errors as HTTP statuses
+        (spec 2026-07-28 basic/transports "Server validation"), with the request's id."""
+        request_id = getattr(message, "id", None)
+        tool = None
+        if getattr(message, "method", None) == "tools/call":
+            tool = self.server.get_tool((message.params or {}).get("name") or "")
+        problem = check_headers(message, headers, tool.input_schema if tool is not None else None)
+        if problem:  # first: a header that contradicts the body is -32020 whatever the body says
+            return error(start_response, 400, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}",
+                         request_id=request_id)
+        if type(message) is Request:
+            check_request_scopes(self, [message], principal)
+            try:
+                meta = RequestMeta(message.params or {})
+            except RPCError as exc:  # -32602 / -32022: bad or missing _meta
+                return error(start_response, 400, exc.code, exc.message, request_id=request_id, data=exc.data)
+            if needs_no_session(self.server, message, meta.log_level):  # nothing to stream or cancel
+                body = answer_at_once(self.server, message, principal)
+                return reply(start_response, modern_status(body), body)
+        connection = self._new_connection(principal, session=False)
+        if type(message) is not Request:
+            connection.session.receive(message)
+            connection.session.close()
+            return reply(start_response, 202)
+        stream = connection.session.transport.open_stream({message.id})
+        connection.session.receive(message, inline=runs_inline(self.server, message))
+        return self._answer(stream, connection, False, [], start_response, modern_request=message.id)
+
+    def _connection_for(self, messages: List[Any], headers: Dict[str, str],
+                        principal: Any) -> Tuple[ServerConnection, Optional[str]]:
+        """The connection a POST belongs to, and the new session id if it starts one."""
+        connection: Optional[ServerConnection]  # (narrowed where it is set)
+        initializing = any(type(m) is Request and m.method == "initialize" for m in messages)
+        version = self._legacy_version(headers)
+        if self.stateless:
+            connection = self._new_connection(principal, session=False)
+            if not initializing:
+                # spec 2025-06-18 basic/transports: no header means 2025-03-26
+                connection.protocol_version = version or HTTP_DEFAULT_VERSION
+            return connection, None
+        if initializing:
+            self._expire_idle()
+            self.admit_session()
+            session_id = secrets.token_urlsafe(24)  # visible ASCII, cryptographically random
+            connection = self._new_connection(principal, session=True)
+            with self._lock:
+                self.sessions[session_id] = connection
+                self._last_used[session_id] = time.monotonic()
+            return connection, session_id
+        session_id = headers.get("mcp-session-id", "")  # ("": as absent)
+        if not session_id:
+            raise HTTPError(400, "Bad Request: Mcp-Session-Id header is required (send initialize first)")
+        with self._lock:
+            connection = self.sessions.get(session_id)
+            if connection is not None:
+                self._last_used[session_id] = time.monotonic()
+        if connection is None:
+            raise session_not_found("it expired or was ended; send initialize again")
+        check_owner(connection.principal, principal)
+        connection.principal = principal  # the same caller; its newest token (a step-up widens the scopes)
+        return connection, None
+
+    def _legacy_version(self, headers: Dict[str, str]) -> Optional[str]:
+        """The request's ``MCP-Protocol-Version``, if any; 400 for one the handshake era lacks."""
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version not in LEGACY_VERSIONS:
+            raise HTTPError(400, f"Bad Request: unsupported MCP-Protocol-Version {version!r}; "
+                            f"supported: {', '.join(LEGACY_VERSIONS)}")
+        return version
+
+    def _expire_idle(self) -> None:
+        """End sessions idle past ``session_ttl`` (a client that vanished without DELETE).
+
+        Idle means: no request for that long, none running, and no GET stream open. Checked when
+        a session starts, so the cost follows the traffic."""
+        if self.session_ttl is None:
+            return
+        deadline = time.monotonic() - self.session_ttl
+        with self._lock:
+            idle = [sid for sid, used in self._last_used.items() if used <= deadline
+                    and not self.sessions[sid].session.busy
+                    and not self.sessions[sid].session.transport.listening]
+        for session_id in idle:
+            log.info("session %s idle for %.0fs: ended", session_id[:8], self.session_ttl)
+            self._end_session(session_id)
+
+    def admit_session(self) -> None:
+        """Make room for one more session, or refuse it (503): see ``max_sessions``."""
+        with self._lock:
+            if len(self.sessions) + len(self.legacy.sessions) < self.max_sessions:
+                return
+            idle = [sid for sid, connection in self.sessions.items()
+                    if not connection.session.busy and not connection.session.transport.listening]
+            victim = min(idle, key=self._last_used.__getitem__, default=None)
+        if victim is None:
+            log.warning("%d sessions, none idle: a new one is refused", self.max_sessions)
+            raise HTTPError(503, f"Service Unavailable: {self.max_sessions} sessions are open and busy; "
+                            "try again shortly", jsonrpc.HTTP_ERROR, headers=[("Retry-After", "1")])
+        log.info("%d sessions: the least recently used idle one (%s) ended", self.max_sessions, victim[:8])
+        self._end_session(victim)
+
+    def _new_connection(self, principal: Any, session: bool) -> ServerConnection:
+        """A connection over a new HTTP transport: a session's (tracked, with a GET stream), or
+        one that lives for a single POST (stateless)."""
+        transport = HTTPSessionTransport(self.store, standalone=session)
+        return self.server.open_connection(transport, principal=principal, workers=self.workers, track=session)
+
+    def _answer(self, stream: OutStream, connection: ServerConnection, batch: bool,
+                extra: List[Tuple[str, str]], start_response: _Start, modern_request: Any = None) -> Any:
+        """JSON if the handler's first message is its answer and comes quickly; SSE otherwise.
+
+        A handler that takes longer than ``sse_after`` gets an SSE response at once, so the client
+        holds a stream it can close (the 2026-07-28 cancel) and its own timeouts run while it works.
+        """
+        while True:
+            first = stream.first_messages(self.sse_after)
+            if first and all(is_response for _, is_response in first) and stream.done:
+                answers = [data for data, _ in first]  # as jsonrpc.encode made them: sent unchanged
+                body = answers[0] if not batch else b"[" + b",".join(answers) + b"]"
+                if modern_request is not None:
+                    connection.session.close()
+                    return reply(start_response, modern_status(answers[0]), body, extra)
+                self._end_if_stateless(connection)
+                return reply(start_response, 200, body, extra)
+            if not self.json_response:
+                break
+            if stream.abandoned:  # cancelled, or the session ended: nothing will come
+                return reply(start_response, 202)
+            with stream.cond:  # JSON forced: drop what is not a response, wait for the rest
+                stream.pending = [item for item in stream.pending if item[1]]
+                if not stream.done and not stream.abandoned:
+                    stream.cond.wait()
+        start = stream.switch_to_sse()
+        start_response(STATUS[200], SSE_HEADERS + extra)
+        if modern_request is not None:
+            return self._modern_sse_body(stream, start, connection, modern_request)
+        return self._sse_body(stream, start, connection)
+
+    def _modern_sse_body(self, stream: OutStream, start: str, connection: ServerConnection,
+                         request_id: Any) -> Iterable[bytes]:
+        # 2026-07-28: no event ids or resumption; a client that closes the stream
+        # cancels the request, noticed at the next write (a keepalive each second). The comment
+        # first sends the headers now (PEP 3333: with the first bytes), so the client holds a
+        # stream it can close from the start, not only after the first keepalive.
+        try:
+            yield OPENING
+            for chunk in stream.events(after=start, keepalive=1.0):
+                if chunk.startswith(b"id: "):
+                    chunk = chunk.split(b"\n", 1)[1]
+                yield chunk
+        finally:
+            if not stream.done:
+                connection.session.cancel_incoming(request_id)
+            connection.session.close()
+
+    def _sse_body(self, stream: OutStream, start: str, connection: ServerConnection) -> Iterable[bytes]:
+        try:
+            yield from self._priming(connection, start)
+            yield from stream.events(after=start)
+        finally:
+            self._end_if_stateless(connection)
+
+    def _priming(self, connection: ServerConnection, start: str) -> List[bytes]:
+        """The event a stream opens with, from 2025-11-25 on: spec basic/transports "prime the
+        stream with an event id" (and how long to wait before reconnecting), so it can be resumed."""
+        version = connection.protocol_version
+        if version is None or not knows(version, "sse_priming"):
+            return []
+        return [format_event(b"", start, event="", retry_ms=self.retry_ms)]
+
+    def _end_if_stateless(self, connection: ServerConnection) -> None:
+        if self.stateless:
+            connection.session.close(grace=self.server.timeout)
+
+    # -- the session a GET or DELETE names; GET itself is in get_stream.py ----------------------
+
+    def _session(self, headers: Dict[str, str], principal: Any) -> Tuple[str, ServerConnection]:
+        if self.stateless:
+            raise HTTPError(405, "Method Not Allowed: this server is stateless; use POST", headers=[("Allow", "POST")])
+        session_id = headers.get("mcp-session-id")
+        if not session_id:
+            raise HTTPError(400, "Bad Request: Mcp-Session-Id header is required")
+        with self._lock:
+            connection = self.sessions.get(session_id)
+        if connection is None:
+            raise session_not_found("it expired or was ended; send initialize again")
+        check_owner(connection.principal, principal)
+        return session_id, connection
+
+    def _get(self, environ: _Environ, headers: Dict[str, str], principal: Any, start_response: _Start) -> Any:
+        return serve_get(self, environ, headers, principal, start_response)  # (get_stream.py)
+
+    # -- DELETE: end the session ---------------------------------------------------------------
+
+    def _delete(self, environ: _Environ, headers: Dict[str, str], principal: Any, start_response: _Start) -> Any:
+        if headers.get("mcp-protocol-version") == MODERN_VERSION:
+            raise HTTPError(405, "Method Not Allowed: 2026-07-28 has no sessions", headers=[("Allow", "POST")])
+        self._end_session(self._session(headers, principal)[0])
+        return reply(start_response, 200)
+
+    def _end_session(self, session_id: str) -> None:
+        with self._lock:
+            connection = self.sessions.pop(session_id, None)
+            self._last_used.pop(session_id, None)
+        if connection is not None:
+            connection.session.close()
+
+    def close(self) -> None:
+        """End every session and stream (on server shutdown); the app can serve no more."""
+        with self._lock:
+            sessions, self.sessions = list(self.sessions.values()), {}
+        for connection in sessions:
+            connection.session.close()
+        self.legacy.close()
+        self.workers.shutdown(timeout=5.0)
+        self.server.log_bridge.uninstall()
+        from ..tasks import close as close_tasks  # late: few servers have tasks
+        close_tasks(self.server)  # running tasks end cancelled; their threads are joined

@@ -1,0 +1,92 @@
+"""What the MCP WSGI app answers at the HTTP level: statuses, headers, refusals, bodies.
+
+Every refusal (4xx) carries a JSON-RPC error body that says what to fix,
+so a client that only logs the body still learns why.
+"""
+
+import json
+import socket
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from ...protocol import jsonrpc
+from ...protocol.jsonrpc import ErrorResponse
+
+JSON_HEADERS = [("Content-Type", "application/json")]
+SSE_HEADERS = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
+               ("X-Accel-Buffering", "no")]  # nginx: pass events on at once, do not buffer them
+STATUS = {200: "200 OK", 202: "202 Accepted", 400: "400 Bad Request", 401: "401 Unauthorized",
+          403: "403 Forbidden", 404: "404 Not Found", 405: "405 Method Not Allowed",
+          406: "406 Not Acceptable", 408: "408 Request Timeout", 409: "409 Conflict", 413: "413 Payload Too Large",
+          415: "415 Unsupported Media Type", 421: "421 Misdirected Request", 500: "500 Internal Server Error",
+          503: "503 Service Unavailable"}
+
+
+class HTTPError(Exception):
+    """An HTTP-level refusal: status, JSON-RPC code, message, extra headers.
+
+    ``status`` is also what a WebSocket upgrade refused by the same rules answers.
+    """
+
+    def __init__(self, status: int, message: str, code: int = jsonrpc.INVALID_REQUEST,
+                 headers: Optional[List[Tuple[str, str]]] = None) -> None:
+        super().__init__(message)
+        self.status: int = status
+        self.code = code
+        self.headers: List[Tuple[str, str]] = headers or []
+
+
+def session_not_found(what_to_do: str) -> HTTPError:
+    """The 404 for a session id the server does not know (it expired, or was ended).
+
+    spec basic/transports "Session Management": on 404 the client starts a new
+    session; the JSON-RPC code is the one the official SDKs use too.
+    """
+    return HTTPError(404, f"Session not found: {what_to_do}", jsonrpc.SESSION_NOT_FOUND)
+
+
+def error(start_response: Callable[..., Any], status: int, code: int, message: str,
+          extra: Optional[List[Tuple[str, str]]] = None, request_id: Any = None, data: Any = None) -> List[bytes]:
+    """Answer with a JSON-RPC error body (``request_id`` names the request, when known)."""
+    body = jsonrpc.encode(ErrorResponse(request_id, code, message, data))
+    start_response(STATUS[status], JSON_HEADERS + [("Content-Length", str(len(body)))] + (extra or []))
+    return [body]
+
+
+def reply(start_response: Callable[..., Any], status: int, body: bytes = b"",
+          extra: Optional[List[Tuple[str, str]]] = None) -> List[bytes]:
+    """Answer with ``body`` (JSON bytes as ``jsonrpc.encode`` made them), or with nothing."""
+    headers = (JSON_HEADERS if body else []) + [("Content-Length", str(len(body)))] + (extra or [])
+    start_response(STATUS[status], headers)
+    return [body]
+
+
+def read_body(environ: Dict[str, Any], max_body: int) -> bytes:
+    """The request body, refused (413) past ``max_body`` bytes whether or not it said its length
+    (408 when it stops coming: a timeout of the server's)."""
+    text = (environ.get("CONTENT_LENGTH") or "").strip()
+    if text and not (text.isascii() and text.isdigit()):  # int() would take "-1" (read to the end)
+        raise HTTPError(400, "Bad Request: bad Content-Length")
+    length = int(text) if text else -1  # -1: not said; read at most max_body + 1 bytes
+    if length > max_body:
+        raise HTTPError(413, f"Payload Too Large: the limit is {max_body} bytes")
+    stream = environ["wsgi.input"]
+    try:
+        body: bytes = stream.read(length) if length >= 0 else stream.read(max_body + 1)
+    except socket.timeout:  # the client stopped sending it (the server's read timeout passed)
+        raise HTTPError(408, "Request Timeout: the request body did not come in time") from None
+    if len(body) > max_body:
+        raise HTTPError(413, f"Payload Too Large: the limit is {max_body} bytes")
+    return body
+
+
+def modern_status(answer: bytes) -> int:
+    """The HTTP status of a 2026-07-28 answer: 400 for bad requests, 404 for unknown methods."""
+    if b'"error":{' not in answer[:300]:  # our encoder puts "error" right after the id
+        return 200
+    code = json.loads(answer).get("error", {}).get("code")
+    if code == jsonrpc.METHOD_NOT_FOUND:
+        return 404
+    if code in (jsonrpc.INVALID_PARAMS, jsonrpc.HEADER_MISMATCH, jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY,
+                jsonrpc.UNSUPPORTED_PROTOCOL_VERSION):
+        return 400
+    return 200

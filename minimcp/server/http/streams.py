@@ -1,0 +1,432 @@
+"""Server-Sent Events for the HTTP server: the wire format, streams, and the event store.
+
+spec basic/transports "Streamable HTTP" (2025-03-26 … 2025-11-25): a POST
+that carries a request is answered with JSON or with an SSE stream that
+carries messages about that request and then its response; a GET opens a
+standalone stream for everything else. Each message on a stream is an SSE
+event with an ``id``; a client whose connection dropped sends
+``Last-Event-ID`` on a GET and the events after it are replayed (2025-11-25
+"resumability"), then the stream goes on live.
+
+An :class:`OutStream` is one *logical* stream: messages are pushed to it by
+the session, whichever HTTP connection (the POST's, or a resuming GET's)
+happens to be attached. In SSE mode every message is stored in the
+:class:`EventStore` as it is pushed, so a connection reads "everything after
+the last id I sent" whether the event is new or replayed.
+"""
+
+import collections
+import os
+import random
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Set, Tuple
+
+from ...engine.transport import Transport
+from ...logs import get_logger
+from ...protocol import jsonrpc
+from ...protocol.jsonrpc import ErrorResponse, Response
+
+if TYPE_CHECKING:
+    from logging import Logger
+
+    from ...protocol.jsonrpc import RequestId
+
+log: "Logger" = get_logger(__name__)
+
+# Stream ids: 64 random bits, as secrets.token_hex(8) gave, but from a generator of our own, seeded
+# from os.urandom once (and again in a forked worker): no os.urandom() system call, which lets the GIL
+# go, a POST. Not the shared `random` generator: a tool's random.seed() would repeat the ids, and the
+# event store (one per app) would mix two sessions' events under one.
+_STREAM_IDS = random.Random()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_STREAM_IDS.seed)
+
+#: Seconds between ``: keepalive`` comments on an idle stream; writing them is
+#: also how a vanished client is noticed, so its thread is freed.
+KEEPALIVE_SECONDS = 15.0
+#: What a GET stream with no event to send at once starts with, so its headers go out now: the
+#: built-in server, like any WSGI server (PEP 3333), sends them with the first non-empty bytes.
+OPENING = b": stream open\n\n"
+#: Seconds a second GET waits for the one holding the standalone stream to find its client gone.
+TAKEOVER_WAIT = 1.0
+#: Seconds between two looks at an idle stream's socket, where the server lends it (``gone``):
+#: a client that left frees its thread within this, and a stopping server is not held for
+#: the next keepalive (one poll each, no write).
+GONE_POLL_SECONDS = 1.0
+
+
+def format_event(data: bytes, event_id: Optional[str] = None, event: str = "message",
+                 retry_ms: Optional[int] = None) -> bytes:
+    """One SSE event, ready to write.
+
+    ``data`` is one line of UTF-8: a message as ``jsonrpc.encode`` made it
+    (never re-encoded here, so what stdio would send is what goes out).
+    """
+    fields = []
+    if event_id is not None:
+        fields.append(f"id: {event_id}\n")
+    if retry_ms is not None:
+        fields.append(f"retry: {retry_ms}\n")
+    if event:
+        fields.append(f"event: {event}\n")
+    return "".join(fields).encode("utf-8") + b"data: " + data + b"\n\n"
+
+
+class EventStore:
+    """Where SSE events are kept for resumption. Subclass it to keep them elsewhere (Redis, say).
+
+    Event ids name their stream, so ``events_after(last_id)`` can tell which
+    stream to replay: only that one (spec: never replay other streams' messages).
+    An event's data is the bytes of one message as ``jsonrpc.encode`` made it,
+    or ``b""`` for the mark a stream starts after.
+    """
+
+    def store(self, stream_id: str, data: bytes) -> str:
+        """Keep one event of ``stream_id`` and return its new, unique event id."""
+        raise NotImplementedError
+
+    def events_after(self, event_id: str) -> Optional[Tuple[str, List[Tuple[str, bytes]]]]:
+        """The stream ``event_id`` belongs to and its events after it, or ``None`` if unknown."""
+        raise NotImplementedError
+
+    def forget(self, stream_id: str) -> None:
+        """Drop a stream's events (its session ended)."""
+
+
+class MemoryEventStore(EventStore):
+    """A bounded in-memory :class:`EventStore`.
+
+    Args:
+        max_events: events kept per stream (the oldest go first).
+        max_streams: streams kept (the least recently written go first).
+    """
+
+    def __init__(self, max_events: int = 1000, max_streams: int = 10_000) -> None:
+        self.max_events = max_events
+        self.max_streams = max_streams
+        self._streams: collections.OrderedDict[str, Deque[Tuple[int, bytes]]] = collections.OrderedDict()
+        self._next: Dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def store(self, stream_id: str, data: bytes) -> str:
+        """Keep one event; evict the oldest event or stream past the bounds."""
+        with self._lock:
+            events = self._streams.get(stream_id)
+            if events is None:
+                events = self._streams[stream_id] = collections.deque(maxlen=self.max_events)
+                while len(self._streams) > self.max_streams:
+                    old, _ = self._streams.popitem(last=False)
+                    self._next.pop(old, None)
+            else:
+                self._streams.move_to_end(stream_id)
+            seq = self._next.get(stream_id, 0) + 1
+            self._next[stream_id] = seq
+            events.append((seq, data))
+        return f"{stream_id}-{seq}"
+
+    def events_after(self, event_id: str) -> Optional[Tuple[str, List[Tuple[str, bytes]]]]:
+        """Replay what came after ``event_id`` on its own stream."""
+        stream_id, _, seq_text = event_id.rpartition("-")
+        if not seq_text.isdigit():
+            return None
+        seq = int(seq_text)
+        with self._lock:
+            events = self._streams.get(stream_id)
+            if events is None:
+                return None
+            return stream_id, [(f"{stream_id}-{n}", data) for n, data in events if n > seq]
+
+    def forget(self, stream_id: str) -> None:
+        """Drop a stream's events."""
+        with self._lock:
+            self._streams.pop(stream_id, None)
+            self._next.pop(stream_id, None)
+
+
+class OutStream:
+    """One logical stream of messages to the client: a POST's, or the standalone GET stream.
+
+    Until the first message it is *undecided*: messages wait in memory, and
+    the POST's thread picks JSON (the first message is the only response)
+    or SSE. In SSE mode every message goes to the event store as it comes.
+
+    Args:
+        store: where events are kept.
+        expected: the ids of the responses that end the stream (empty for
+            the standalone stream, which never ends by itself).
+    """
+
+    def __init__(self, store: EventStore, expected: Optional[Set["RequestId"]] = None) -> None:
+        self.id: str = f"{_STREAM_IDS.getrandbits(64):016x}"
+        self.store: EventStore = store
+        self.expected: Set[RequestId] = set(expected or ())
+        self.standalone: bool = not self.expected
+        self.sse: bool = self.standalone
+        self.pending: List[Tuple[bytes, bool]] = []  # (data, is_response) before the decision
+        self.closed_by_server: bool = False  # asked to end the HTTP response while undecided...
+        self.close_index: int = 0  # ...after this many of the pending messages
+        self.close_after: Optional[str] = None  # in SSE mode: end the response after this event
+        self.abandoned: bool = False  # the request was cancelled: nothing more will come
+        self.cond: threading.Condition = threading.Condition()
+        self.last_id: Optional[str] = None
+        # Set by wake() and kept until the streaming thread looks: a wake that comes while it
+        # is writing (not waiting) would otherwise be lost, and the GET taking over get a 409.
+        self.woken: bool = False
+
+    @property
+    def done(self) -> bool:
+        """True once every expected response was pushed (never, for the standalone stream)."""
+        return not self.standalone and not self.expected
+
+    def push(self, data: bytes, response_id: object = None) -> None:
+        """Add one message (as ``jsonrpc.encode`` made it); ``response_id`` is set when it is
+        the response to a request."""
+        with self.cond:
+            is_response = response_id is not None and response_id in self.expected
+            if is_response:
+                self.expected.discard(response_id)
+            if self.sse:
+                self.last_id = self.store.store(self.id, data)
+            else:
+                self.pending.append((data, is_response))
+            self.cond.notify_all()
+
+    def first_messages(self, timeout: Optional[float] = None) -> List[Tuple[bytes, bool]]:
+        """Wait for the first message(s) of an undecided stream and return them."""
+        with self.cond:
+            self.cond.wait_for(lambda: self.pending or self.abandoned or self.closed_by_server, timeout)
+            return list(self.pending)
+
+    def switch_to_sse(self) -> str:
+        """Decide SSE: store what waited, return the id the stream starts after."""
+        with self.cond:
+            start = self.store.store(self.id, b"")  # the priming event's id (spec 2025-11-25)
+            if self.closed_by_server and self.close_index == 0:
+                self.close_after = start
+            for index, (data, _) in enumerate(self.pending, start=1):
+                self.last_id = self.store.store(self.id, data)
+                if self.closed_by_server and index == self.close_index:
+                    self.close_after = self.last_id
+            self.pending = []
+            self.sse = True
+            return start
+
+    def close_by_server(self) -> None:
+        """End the HTTP response now; the client resumes with GET + Last-Event-ID (2025-11-25 polling)."""
+        with self.cond:
+            self.closed_by_server = True
+            if self.sse:
+                self.close_after = self.last_id
+            else:
+                self.close_index = len(self.pending)
+            self.cond.notify_all()
+
+    def abandon(self) -> None:
+        """Nothing more will come (the request was cancelled, or the session ended)."""
+        with self.cond:
+            self.abandoned = True
+            self.cond.notify_all()
+
+    def wake(self) -> None:
+        """Wake the connection streaming this (it checks whether its client is still there)."""
+        with self.cond:
+            self.woken = True
+            self.cond.notify_all()
+
+    def events(self, after: str, keepalive: float = KEEPALIVE_SECONDS,
+               gone: Optional[Callable[[], bool]] = None) -> Iterator[bytes]:
+        """Yield SSE bytes for everything after event ``after``, live, until the stream ends.
+
+        Yields a ``: keepalive`` comment when idle, so a client that went
+        away is noticed by the failed write and its thread freed. Ends when
+        every expected response was sent, when the server closes the stream
+        (the client resumes later), when it is abandoned, or when ``gone()``
+        (asked on each wake, and every :data:`GONE_POLL_SECONDS` while idle)
+        says the client closed its connection.
+        """
+        last = after
+        wait = keepalive if gone is None else min(keepalive, GONE_POLL_SECONDS)
+        quiet = 0.0  # seconds waited since the last bytes went out
+        while True:
+            replay = self.store.events_after(last)
+            if replay is None:
+                return  # the store forgot this stream: nothing to resume
+            for event_id, data in replay[1]:
+                last = event_id
+                if data:  # the priming event is empty: never resend it
+                    yield format_event(data, event_id)
+                if event_id == self.close_after:
+                    break
+            with self.cond:  # never yield while holding it
+                if self.close_after is not None and self.close_after == last:
+                    self.close_after = None  # the server closed it here; the resuming connection goes on
+                    self.closed_by_server = False
+                    return
+                if self.last_id is not None and self.last_id != last:
+                    continue  # more came while we were writing
+                if self.done or self.abandoned:
+                    return
+                woke = self.woken or self.cond.wait(wait)
+                self.woken = False
+            if gone is not None and gone():
+                return  # the client left: free the stream now, not after two failed keepalives
+            quiet = 0.0 if woke else quiet + wait
+            if quiet >= keepalive:
+                quiet = 0.0
+                yield b": keepalive\n\n"
+
+
+class HTTPSessionTransport(Transport):
+    """The server end of one HTTP session: sends each outgoing message to the right stream.
+
+    Messages come in through POSTs (``Session.receive``), so ``read()`` is
+    never used. A response goes to the stream of the POST that asked; a
+    message ``related_to`` a request goes there too; the rest go to the
+    standalone GET stream.
+    """
+
+    def __init__(self, store: EventStore, standalone: bool = True) -> None:
+        self.store = store
+        self.streams: Dict[Any, OutStream] = {}
+        self.by_stream_id: Dict[str, OutStream] = {}
+        self.standalone: Optional[OutStream] = OutStream(store) if standalone else None
+        self._listening = False  # a GET is attached to the standalone stream
+        # The first GET gets what was sent before it came (the client opens it
+        # right after initialize, but a notification may be quicker).
+        self._first_start = store.store(self.standalone.id, b"") if self.standalone else None
+        self._lock = threading.Lock()
+        # Only a session's transport has a standalone stream to hand over (and a Condition on a
+        # plain Lock costs ~20 us to make: not paid for every stateless POST).
+        self._detached = threading.Condition(self._lock) if standalone else None
+
+    @property
+    def listening(self) -> bool:
+        """True while a GET holds the standalone stream (so the client is still there)."""
+        return self._listening
+
+    def attach_standalone(self, probe: bool = False) -> Optional[str]:
+        """Give the standalone stream to a GET: the event id to stream after, or None when
+        another GET holds it already (one at a time, or messages would be split between them).
+
+        With ``probe``, the holding GET is woken first to check its client (its
+        ``events(gone=...)``), and given :data:`TAKEOVER_WAIT` to let go: a client
+        whose stream dropped gets a new one at once, not a 409 until a keepalive fails.
+        """
+        if self.standalone is None:
+            return None
+        if probe and self._listening:
+            self.standalone.wake()
+        with self._lock:
+            if probe and self._listening and self._detached is not None:  # (not None: a standalone)
+                self._detached.wait_for(lambda: not self._listening, TAKEOVER_WAIT)
+            if self._listening:
+                return None
+            self._listening = True
+            start, self._first_start = self._first_start, None
+        return start if start is not None else self.store.store(self.standalone.id, b"")
+
+    def detach_standalone(self) -> None:
+        """The GET holding the standalone stream ended; the next one may attach."""
+        with self._lock:
+            self._listening = False
+            if self._detached is not None:
+                self._detached.notify_all()
+
+    def resumable(self, stream_id: str) -> Optional[OutStream]:
+        """The stream a ``Last-Event-ID`` of ``stream_id`` resumes, or None if it is not (or no
+        longer) ours."""
+        with self._lock:
+            stream = self.by_stream_id.get(stream_id)
+        if stream is None and self.standalone is not None and stream_id == self.standalone.id:
+            stream = self.standalone
+        return stream
+
+    def read(self) -> None:
+        """Never called: messages arrive by POST."""
+        return None
+
+    def awaits(self, request_id: Any) -> bool:
+        """Does a stream wait for the answer to ``request_id`` (its request still in flight)?"""
+        return request_id in self.streams  # (one step under the GIL)
+
+    def open_stream(self, request_ids: Set["RequestId"]) -> OutStream:
+        """Register the stream that will carry the answers to these requests."""
+        stream = OutStream(self.store, request_ids)
+        with self._lock:
+            for request_id in request_ids:
+                self.streams[request_id] = stream
+            self.by_stream_id[stream.id] = stream
+            while len(self.by_stream_id) > 1000:  # keep recent streams resumable, not all forever
+                self.by_stream_id.pop(next(iter(self.by_stream_id)))
+        return stream
+
+    def write(self, message: Any, related_to: Any = None) -> None:
+        """Route one outgoing message to its stream (dropped if there is none)."""
+        data = jsonrpc.encode(message)  # the bytes stdio would send: a lone surrogate escaped
+        kind = type(message)
+        with self._lock:
+            if kind is Response or kind is ErrorResponse:
+                stream = self.streams.pop(message.id, None)
+            else:
+                stream = self.streams.get(related_to) if related_to is not None else None
+                stream = stream or self.standalone
+        if stream is None:
+            log.debug("no stream for %r; dropped", data[:200])
+        elif kind is Response or kind is ErrorResponse:
+            stream.push(data, message.id)
+        else:
+            stream.push(data)
+
+    def discard(self, request_id: Any) -> None:
+        """The request was cancelled: end its stream, nothing more will come."""
+        with self._lock:
+            stream = self.streams.pop(request_id, None)
+        if stream is not None:
+            stream.abandon()
+
+    def close_stream(self, request_id: Any) -> None:
+        """End the HTTP response of the stream carrying ``request_id`` (the client resumes)."""
+        with self._lock:
+            stream = self.streams.get(request_id)
+        if stream is not None:
+            stream.close_by_server()
+
+    def close(self) -> None:
+        """End every stream: nothing more will be sent."""
+        with self._lock:
+            streams = set(self.streams.values()) | set(self.by_stream_id.values())
+            if self.standalone is not None:
+                streams.add(self.standalone)
+            self.streams = {}
+        for stream in streams:
+            stream.abandon()
+            self.store.forget(stream.id)
+
+
+class LegacyTransport(Transport):
+    """The server end of a 2024-11-05 HTTP+SSE connection: every message goes down the GET stream."""
+
+    def __init__(self) -> None:
+        self._stream = OutStream(MemoryEventStore(max_events=1000, max_streams=1))
+        # Marked now: the client may POST (and be answered) before the GET body starts.
+        self._start = self._stream.store.store(self._stream.id, b"")
+
+    def read(self) -> None:
+        """Never called: messages arrive by POST."""
+        return None
+
+    def write(self, message: Any, related_to: Any = None) -> None:
+        """Queue one message for the stream."""
+        self._stream.push(jsonrpc.encode(message))
+
+    def events(self, gone: Optional[Callable[[], bool]] = None) -> Iterable[bytes]:
+        """The stream's SSE bytes, live (no ids: 2024-11-05 has no resumption), until
+        the stream ends or ``gone()`` says the client left."""
+        for chunk in self._stream.events(after=self._start, gone=gone):
+            if chunk.startswith(b"id: "):
+                chunk = chunk.split(b"\n", 1)[1]
+            yield chunk
+
+    def close(self) -> None:
+        """End the stream."""
+        self._stream.abandon()
