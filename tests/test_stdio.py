@@ -225,7 +225,7 @@ def test_concurrent_calls_from_many_threads_are_matched():
         assert mismatches == []
 
 
-# -- the thread that reads a call runs it: the reading goes on all the same (threads.Readers) --
+# -- the thread that reads a call runs it: the reading goes on all the same (engine.reading.Readers) --
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""A stdio client's callers read their own answers (``outbound.SharedReading``): real child
+"""A stdio client's callers read their own answers (``engine.reading.SharedReading``): real child
 processes, real pipes.
 
 A caller that finds nobody reading reads until its answer comes, so a call costs no wake-up
@@ -16,7 +16,7 @@ import threading
 import pytest
 
 import minimcp
-from minimcp.engine import outbound
+from minimcp.engine import reading
 
 from conftest import PY, TESTING_SERVER
 
@@ -54,21 +54,21 @@ def test_sequential_calls_do_not_wake_the_reader_thread(listening):
     with start_testing_server(on_tools_changed=(lambda: None) if listening else None) as client:
         # Warm up past CALLER_WAIT: until then the listen is a call that may still be answered
         # soon, and if it found the reading taken, the reader thread reads for it.
-        warm_until = outbound.time.monotonic() + 3 * outbound.CALLER_WAIT
+        warm_until = reading.time.monotonic() + 3 * reading.CALLER_WAIT
         for _ in range(5000):
             client.call_tool("echo", {"text": "warm"})
-            if outbound.time.monotonic() > warm_until:
+            if reading.time.monotonic() > warm_until:
                 break
         others = [thread for thread in threading.enumerate() if thread is not threading.current_thread()]
         before = voluntary_switches(others)
-        started = outbound.time.monotonic()
+        started = reading.time.monotonic()
         for i in range(calls):
             assert client.call_tool("echo", {"text": str(i)}).text == str(i)
-        elapsed = outbound.time.monotonic() - started
+        elapsed = reading.time.monotonic() - started
         woken = voluntary_switches(others) - before
     # One wake-up per tick at most, and a third of the old one per call to spare: the bound
     # grows with a slow machine's ticks, and still fails a reader woken by every answer.
-    assert woken < calls / 3 + elapsed / outbound.TICK, (woken, elapsed)
+    assert woken < calls / 3 + elapsed / reading.TICK, (woken, elapsed)
 
 
 def test_a_caller_that_found_the_reading_taken_gets_its_answer_read_once_the_reader_goes(monkeypatch):
@@ -76,8 +76,8 @@ def test_a_caller_that_found_the_reading_taken_gets_its_answer_read_once_the_rea
     call, made meanwhile, finds the reading taken and waits. Its answer comes after the
     first's, when the first caller has stopped reading: with the reader thread's tick an hour,
     only the wake the first caller gives as it goes can get it read."""
-    monkeypatch.setattr(outbound, "CALLER_WAIT", 30.0)
-    monkeypatch.setattr(outbound, "TICK", 3600.0)
+    monkeypatch.setattr(reading, "CALLER_WAIT", 30.0)
+    monkeypatch.setattr(reading, "TICK", 3600.0)
     lines: queue.Queue = queue.Queue()
     with start_testing_server(on_stderr=lines.put, timeout=15) as client:
         first = queue.Queue()
@@ -94,8 +94,8 @@ def test_a_caller_reads_the_answers_of_the_others_while_it_waits_for_its_own(mon
     """wait_for_echo answers only once the echo sent behind it has run: its caller, reading
     (CALLER_WAIT raised, so it never gives up; the reader thread's tick an hour, so only a
     caller reads), reads the echo's answer first and hands it to the other caller."""
-    monkeypatch.setattr(outbound, "CALLER_WAIT", 30.0)
-    monkeypatch.setattr(outbound, "TICK", 3600.0)
+    monkeypatch.setattr(reading, "CALLER_WAIT", 30.0)
+    monkeypatch.setattr(reading, "TICK", 3600.0)
     lines: queue.Queue = queue.Queue()
     with start_testing_server(on_stderr=lines.put) as client:
         slow = queue.Queue()
@@ -145,7 +145,7 @@ def test_half_a_message_read_by_a_caller_that_gives_up_is_kept(tmp_path):
     half and gives up the reading; the reader thread reads the rest, and the answer is whole."""
     script = tmp_path / "halves.py"
     script.write_text(HALVES_SERVER)
-    with minimcp.connect([PY, str(script), str(outbound.CALLER_WAIT * 5)], timeout=10) as client:
+    with minimcp.connect([PY, str(script), str(reading.CALLER_WAIT * 5)], timeout=10) as client:
         for _ in range(2):
             assert client.call_tool("any", {}).text == "x" * 1000
 
@@ -155,7 +155,7 @@ def test_ctrl_c_while_a_caller_reads_cancels_the_call_and_the_client_lives_on(ct
     """A KeyboardInterrupt in the middle of the caller's read (CALLER_WAIT raised, so it is
     still reading): the call is cancelled at the server, the reading is let go, and the next
     call is answered."""
-    monkeypatch.setattr(outbound, "CALLER_WAIT", 30.0)
+    monkeypatch.setattr(reading, "CALLER_WAIT", 30.0)
     lines: queue.Queue = queue.Queue()
     interrupted = threading.Event()
 
@@ -213,7 +213,7 @@ def test_a_server_that_closes_its_stdout_and_lives_on_holds_no_call_past_its_tim
     script = tmp_path / "closes_stdout.py"
     script.write_text(CLOSES_STDOUT_SERVER)
     with minimcp.connect([PY, str(script)], timeout=10) as client:
-        started = outbound.time.monotonic()
+        started = reading.time.monotonic()
         with pytest.raises((minimcp.Timeout, minimcp.ConnectionClosed)):
             client.call_tool("any", {}, timeout=0.5)
-        assert outbound.time.monotonic() - started < 1.5  # (the exit wait alone is 1 s)
+        assert reading.time.monotonic() - started < 1.5  # (the exit wait alone is 1 s)

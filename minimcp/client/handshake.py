@@ -17,7 +17,7 @@ from . import wire
 
 def introduce(client: Any, timeout: Optional[float]) -> Dict[str, Any]:
     """Run :meth:`Client.initialize` for ``client``: discover or handshake, within ``timeout``."""
-    if client.session._reader is None:
+    if not client.session.started:
         client.session.start()
     deadline = time.monotonic() + (timeout or client.session.timeout)
     if client.protocol in ("auto", MODERN_VERSION):

@@ -98,17 +98,13 @@ class RequestContext:
         nothing left to wait for, so it is cancelled at once, while the other
         handlers get the grace period to finish.
         """
-        incoming = self.session._incoming
-        if not incoming.hold(self):  # the session is ending already
-            self.cancelled.set()
-            return
-        readers = self.session._readers
-        if readers is not None:  # (a stdio server: it may wait for ever, so it reads no more)
-            readers.let_go()
-        try:
-            self.cancelled.wait()
-        finally:
-            incoming.release(self)
+        self.session.hold_open(self)
+
+    @property
+    def kind(self) -> Any:
+        """What a stdio server's reading remembers as "the same kind of request" (was its last one
+        quick?): the method; a server's context adds what the method names (the tool)."""
+        return self.method
 
     @property
     def is_cancelled(self) -> bool:

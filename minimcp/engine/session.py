@@ -2,10 +2,10 @@
 
 A :class:`Session` turns a :class:`~minimcp.engine.transport.Transport` (a duplex
 stream of JSON-RPC messages) into an outbound API — ``request()`` blocks
-until the peer answers, ``notify()`` sends and forgets (in ``outbound.py``)
-— and an inbound pump: each message the peer sends goes through
-:meth:`Session.accept`, and each request runs its handler from
-``handlers[method]`` on a thread.
+until the peer answers, ``notify()`` sends and forgets — and an inbound
+pump: each message the peer sends goes through :meth:`Session.accept`, and
+each request runs its handler from ``handlers[method]`` on a thread. Who
+reads the stream is one of the ways in ``reading.py``.
 
 It knows no MCP method beyond the utilities every version shares (ping,
 cancellation, progress) and assumes no handshake; the client and the server
@@ -19,21 +19,22 @@ from __future__ import annotations
 import threading
 import time
 
-from ..errors import ConnectionClosed, RPCError
+from ..errors import ConnectionClosed, RPCError, Timeout
 from ..logs import get_logger, trace
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, Malformed, Notification, Request, Response
-from .inflight import Batch, Incoming, Outgoing, RequestContext
-from .outbound import Outbound, SharedReading
-from .threads import Dispatcher, Readers, WorkerPool, join, read_all, start_thread
+from .inflight import Batch, Incoming, NoAnswer, Outgoing, RequestContext, _Pending, with_progress_token
+from .reading import Readers, ReaderThread, SharedReading
+from .threads import Dispatcher, WorkerPool
 from .transport import Failed
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:
     from logging import Logger
-    from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Type
+    from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Tuple, Type
 
-    from .inflight import ProgressCallback  # noqa: F401 (re-exported)
+    from .inflight import ProgressCallback
+    from .reading import Reading
     from .transport import Transport
 
     #: A request handler: gets the request's params (``{}`` when absent) and its
@@ -101,7 +102,7 @@ def _no_batches() -> bool:  # the default answer to "may the peer batch now?"
     return False
 
 
-class Session(Outbound):
+class Session:
     """One JSON-RPC connection, served by threads.
 
     Usage (what :class:`minimcp.Client` does under the hood)::
@@ -163,9 +164,9 @@ class Session(Outbound):
         self._own_workers = workers is None
         self._workers = WorkerPool(max_workers) if workers is None else workers
         self._dispatcher = Dispatcher()
-        self._reader: Optional[threading.Thread] = None
-        self._readers: Optional[Readers] = None  # serve_forever's threads
-        self._shared: Optional[SharedReading] = None  # start()'s, where callers read their answers
+        #: Who reads the stream (reading.py): set by start() or serve_forever(); None where
+        #: messages are pushed in (an HTTP server's POSTs) and for a session not started.
+        self._reading: Optional[Reading] = None
         self._closing = False
         self._stopping = False  # stop() was called: no grace
         # Held by the first close() while it shuts down; a later one waits on it. (A Lock, not
@@ -180,24 +181,26 @@ class Session(Outbound):
     # -- the reader ---------------------------------------------------------
 
     def start(self) -> None:
-        """Start the reader thread (clients; a stdio server calls serve_forever())."""
-        if getattr(self.transport, "timed_reads", False):  # (a stdio child: callers read their answers)
-            self._shared = SharedReading(self)
-        self._reader = start_thread(self._read_loop, "reader")
+        """Start reading the stream on a thread of its own (clients; a stdio server calls
+        serve_forever()). Over a stdio child (``timed_reads``) callers read their own answers."""
+        reading = SharedReading(self) if self.transport.timed_reads else ReaderThread(self)
+        self._reading = reading
+        reading.start()
 
     def serve_forever(self, grace: float = 2.0, while_waiting: Optional[Callable[[], None]] = None) -> None:
         """Serve until the peer closes the stream (or :meth:`stop`), then :meth:`close` with ``grace``.
 
-        The reading and handling run on :class:`~minimcp.engine.threads.Readers` threads
+        The reading and handling run on :class:`~minimcp.engine.reading.Readers` threads
         while this one waits, so no handler can keep it from closing. Like
         ``socketserver``'s loop, it must not be called from one of the session's handlers.
         ``while_waiting``: called on this thread once a second while it waits (``run()``
         checks that its parent lives).
         """
-        readers = self._readers = Readers(self)
+        readers = Readers(self)
+        self._reading = readers
         if self._stopping:
             readers.stop()
-        self._connection_lost(readers.serve(while_waiting))
+        self.connection_lost(readers.serve(while_waiting))
         self.close(grace)
 
     def stop(self) -> Optional[int]:
@@ -207,13 +210,13 @@ class Session(Outbound):
         thread that may be blocked in a read, or None: the caller ends that read.
         """
         self._stopping = True
-        readers = self._readers
-        return readers.stop() if readers is not None else None
+        reading = self._reading
+        return reading.stop() if reading is not None else None
 
-    def _read_loop(self) -> None:
-        shared = self._shared
-        ended = read_all(self.transport.read, self.receive, self.name) if shared is None else shared.run()
-        self._connection_lost(ended)
+    def stream_ended(self, error: Optional[ConnectionClosed]) -> None:
+        """The reading reached the end of the stream (``error``: how it failed; None: the peer
+        closed it): every pending request fails now; with ``close_on_eof`` the session closes."""
+        self.connection_lost(error)
         if self.close_on_eof:
             self.close(grace=2.0)
 
@@ -223,7 +226,7 @@ class Session(Outbound):
         """Take in one message from the peer: the one way in, whoever read it.
 
         The read loop, :meth:`receive` (an HTTP server's POSTs) and the stdio server's
-        :class:`~minimcp.engine.threads.Readers` all call this. A response, notification, malformed
+        :class:`~minimcp.engine.reading.Readers` all call this. A response, notification, malformed
         message or batch is dealt with here and now, in arrival order. A request is checked,
         registered, and its context returned for the caller to :meth:`run` or :meth:`submit`;
         ``None`` when there is nothing to run (it was answered already).
@@ -324,6 +327,21 @@ class Session(Outbound):
         finally:
             self._incoming.done(ctx)
 
+    def hold_open(self, ctx: RequestContext) -> None:
+        """Block until the peer cancels ``ctx``'s request, or the session ends (see
+        :meth:`~minimcp.engine.inflight.RequestContext.hold_open`)."""
+        incoming = self._incoming
+        if not incoming.hold(ctx):  # the session is ending already
+            ctx.cancelled.set()
+            return
+        reading = self._reading
+        if reading is not None:  # (a stdio server's: it may wait for ever, so it reads no more)
+            reading.let_go()
+        try:
+            ctx.cancelled.wait()
+        finally:
+            incoming.release(ctx)
+
     def _on_response(self, response: Any) -> None:
         # Callbacks of notifications sent before this answer may not have run: then the caller
         # waits for them (_wait). The request completes here, so an EOF right behind cannot fail it.
@@ -376,6 +394,116 @@ class Session(Outbound):
             if ctx is not None:
                 self._workers.submit(self.run, ctx)
 
+    # -- the way out: what the session sends, and the waiting for answers ---------------
+
+    def _send(self, message: Any, related_to: Any = None) -> None:
+        if self.trace:
+            trace(self.name, "→", message)
+        try:
+            if related_to is None:
+                self.transport.write(message)
+            else:
+                self.transport.write(message, related_to=related_to)
+        except OSError as exc:
+            raise self._error_for_send(exc) from exc
+
+    def _error_for_send(self, exc: Exception) -> ConnectionClosed:
+        known = exc if isinstance(exc, ConnectionClosed) else None  # (it can say how: a child's exit code)
+        return self._outgoing.closed_error or known or ConnectionClosed(f"cannot send: the connection is closed ({exc})")
+
+    def request(self, method: str, params: Optional[Dict[str, Any]] = None, timeout: Optional[float] = None,
+                on_progress: Optional[ProgressCallback] = None,
+                max_timeout: Optional[float] = None, related_to: Any = None,
+                request_id: Optional[int] = None, cancellable: bool = True) -> Any:
+        """Send a request and block until its answer comes.
+
+        Args:
+            method: the method name, e.g. ``"tools/call"``.
+            params: the params object.
+            timeout: seconds to wait; ``None`` means the session's default.
+            on_progress: ``callback(progress, total, message)``, called for
+                each ``notifications/progress`` about this request (a
+                ``progressToken`` is added to ``params._meta``).
+            max_timeout: when given, each progress notification restarts the
+                ``timeout`` clock, up to this many seconds in all.
+            related_to: the id of the incoming request this one is part of (a server
+                asking its client mid-call): a transport with a stream per request uses it.
+            request_id: an id from :meth:`new_request_id`, for a caller that
+                may need to :meth:`cancel` the request from another thread.
+            cancellable: tell the peer when we stop waiting (a timeout, Ctrl-C)? False for
+                one never cancelled (spec basic/utilities/cancellation: ``initialize``).
+
+        Returns:
+            The ``result`` of the response.
+
+        Raises:
+            RPCError: the peer answered with an error.
+            Timeout: no answer in time; the peer was sent ``notifications/cancelled``.
+            ConnectionClosed: the connection ended first, or was already closed.
+            KeyboardInterrupt: the request is cancelled at the peer, then re-raised.
+        """
+        request_id, pending = self._outgoing.open(method, on_progress, cancellable, request_id)
+        if on_progress is not None or max_timeout is not None:
+            params = with_progress_token(params, request_id)  # our ids are unique: good tokens
+        try:
+            self._send(Request(request_id, method, params), related_to)
+            return self._wait(request_id, pending, self.timeout if timeout is None else timeout, max_timeout)
+        except KeyboardInterrupt:  # anywhere from send to answer: cancel at the peer
+            self._give_up(request_id, pending, "interrupted by the user")
+            raise
+        except BaseException:
+            self._outgoing.pop(request_id)
+            raise
+
+    def _wait(self, request_id: int, pending: _Pending, timeout: float, max_timeout: Optional[float]) -> Any:
+        started = time.monotonic()
+        reading = self._reading
+        if reading is not None:  # (a stdio client's caller may read its answer itself)
+            reading.awaiting(request_id, pending, started + timeout)
+        try:
+            return pending.wait(timeout, max_timeout, started)
+        except NoAnswer:
+            waited = time.monotonic() - started
+            self._give_up(request_id, pending, f"timed out after {waited:.1f}s")
+            raise Timeout(f"{pending.method} (request {request_id}) got no answer in {waited:.1f}s") from None
+        finally:  # the callbacks of what the peer sent before the answer (progress, logs) run first
+            if pending.mark is not None:
+                self._dispatcher.catch_up(pending.mark, timeout)
+
+    def new_request_id(self) -> int:
+        """An id for a request to send later with ``request(..., request_id=...)``."""
+        return self._outgoing.new_id()
+
+    def cancel(self, request_id: int, reason: str = "cancelled") -> None:
+        """Stop waiting for a request another thread sent: it fails with ``ConnectionClosed``
+        and the peer is told (``notifications/cancelled``). Unknown ids are ignored."""
+        pending = self._outgoing.get(request_id)
+        if pending is not None and self._give_up(request_id, pending, reason):  # (unless answered meanwhile)
+            pending.set_exception(ConnectionClosed(f"{pending.method} was cancelled: {reason}"))
+
+    def _give_up(self, request_id: int, pending: _Pending, reason: str) -> bool:
+        """Stop waiting for a request; tell the peer. False if its answer already came."""
+        still_pending = self._outgoing.pop(request_id) is not None
+        if still_pending:
+            self.transport.abandon(request_id)
+        # spec basic/lifecycle "Timeouts": cancel what we stop waiting for (unless it must not be).
+        if still_pending and pending.cancellable and self._outgoing.closed_error is None:
+            try:
+                self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
+            except ConnectionClosed:
+                pass
+        return still_pending
+
+    def notify(self, method: str, params: Optional[Dict[str, Any]] = None, related_to: Any = None) -> None:
+        """Send a notification (``related_to``: as for :meth:`request`).
+
+        Raises:
+            ConnectionClosed: the connection is closed.
+        """
+        if self._outgoing.closed_error is not None:
+            raise self._outgoing.closed_error
+        self._send(Notification(method, params), related_to)
+
     # -- replies and the dispatcher -------------------------------------------
 
     def _answer(self, batch: Optional[Batch], reply: Any) -> None:
@@ -388,6 +516,11 @@ class Session(Outbound):
     # -- the end ----------------------------------------------------------------
 
     @property
+    def started(self) -> bool:
+        """True once :meth:`start` or :meth:`serve_forever` began reading the stream."""
+        return self._reading is not None
+
+    @property
     def busy(self) -> bool:
         """True while a request the peer sent is being handled."""
         return len(self._incoming) > 0
@@ -397,7 +530,11 @@ class Session(Outbound):
         """True once the stream has ended or close() was called."""
         return self._outgoing.closed_error is not None or self._closing
 
-    def _connection_lost(self, error: Optional[ConnectionClosed] = None) -> None:
+    def still_waiting(self, requests: List[Tuple[Any, _Pending]]) -> List[Tuple[Any, _Pending]]:
+        """Those of ``requests`` (id, pending) still waiting for their answers."""
+        return self._outgoing.still_waiting(requests)
+
+    def connection_lost(self, error: Optional[ConnectionClosed] = None) -> None:
         """Fail every pending request at once, and cancel those held open for the peer: it is gone."""
         self._incoming.cancel_held()
         if error is None:
@@ -425,14 +562,15 @@ class Session(Outbound):
                 self._shut_down(grace)
             finally:
                 self._shutting_down.release()
-        if self._reader is not None:
-            join(self._reader, 5.0)
+        reading = self._reading
+        if reading is not None and not self._is_own_thread():
+            reading.join(5.0)
 
     def _is_own_thread(self) -> bool:
         current = threading.current_thread()
-        return current is self._reader or current is self._dispatcher.thread or (
+        return current is self._dispatcher.thread or (
             self._own_workers and current in self._workers.threads) or (
-            self._readers is not None and current in self._readers.threads)
+            self._reading is not None and current in self._reading.threads)
 
     def _shut_down(self, grace: float) -> None:
         self._incoming.cancel_held()  # requests held open for the peer: no grace for them
@@ -440,14 +578,12 @@ class Session(Outbound):
             ctx.cancelled.set()
         stragglers = time.monotonic() + STRAGGLERS
         self.transport.close()
-        if self._shared is not None:  # a reader thread between its looks sees the end now
-            self._shared.wake()
-        if self._reader is not None:
-            join(self._reader, 5.0)
-        self._connection_lost(ConnectionClosed("the session was closed"))
+        reading = self._reading
+        if reading is not None:
+            reading.wake()  # a reader thread between its looks sees the end now
+            reading.join(max(5.0 if reading.reads_only else 0.0, stragglers - time.monotonic()))
+        self.connection_lost(ConnectionClosed("the session was closed"))
         self._dispatcher.close(5.0)
         if self._own_workers:
             self._workers.shutdown(timeout=max(0.0, stragglers - time.monotonic()))
-        if self._readers is not None:
-            self._readers.join(max(0.0, stragglers - time.monotonic()))
 

@@ -63,6 +63,13 @@ class Context(RequestContext):
         return connection
 
     @property
+    def kind(self) -> Any:
+        """The method and what it names (a tool's name): a stdio server's reading times each
+        tool apart, so a quick one runs on the thread that read it and a slow one does not."""
+        name = self.params.get("name")
+        return (self.method, name if type(name) is str else None)
+
+    @property
     def protocol_version(self) -> Optional[str]:
         """The protocol version of this request (2026-07-28) or negotiated with this client."""
         return self.modern.version if self.modern else self.session.owner.protocol_version

@@ -4,7 +4,7 @@ Usage: python testing_server.py [--banner] [--slow-watch] [--all-quick]
 
 --banner prints a non-JSON line to stdout first; --slow-watch makes the reading threads' watch
 tick once an hour, so only what lets the reading go at once can do so; --all-quick makes every
-kind of call one that runs on the reading thread, once it has been timed (threads.Readers).
+kind of call one that runs on the reading thread, once it has been timed (engine.reading.Readers).
 """
 
 import os
