@@ -38,7 +38,7 @@ CLIENT comparison. minimcp's own client (``http_parts/minimcp_load.py``:
 on the floor in the same round, at K = 1 and 8: the client-side cost.
 
 Method, because absolute numbers on a shared 2-core machine move 2-3x between
-runs, and even within one run (shared/perf-notes.md):
+runs, and even within one run (benchmarks/README.md):
 
 - Interleaved: every server is started once and stays up; each round runs
   every cell once, K by K, the contenders' order rotated every round and K,

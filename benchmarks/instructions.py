@@ -9,8 +9,7 @@ Wall-clock figures on a shared 2-core machine move 2-3x with the host's load;
 instruction counts hardly do, so their ratios are the steady figures to quote
 next to ``stdio.py``'s. Each server (the ``stdio_parts/`` scripts that
 ``stdio.py`` measures) runs under valgrind's callgrind, which counts the
-instructions it executes, and gets the same messages as with the project's
-tool, ``shared/perf/instructions.py``:
+instructions it executes, and gets the same messages:
 
 - cold start: ``initialize``, ``notifications/initialized``, ``tools/list``,
   one ``tools/call`` echo; the whole process, start to exit;
@@ -53,7 +52,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PARTS = os.path.join(HERE, "stdio_parts")
 REPO = os.path.dirname(HERE)
 
-# The messages of shared/perf/instructions.py.
+# The messages every server gets.
 INIT = [
     {"jsonrpc": "2.0", "id": 0, "method": "initialize",
      "params": {"protocolVersion": "2025-11-25", "capabilities": {},

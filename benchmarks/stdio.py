@@ -35,7 +35,7 @@ process: ``time.process_time()`` around its timed calls (all of its threads;
 the server's CPU is not counted) and wall time per call.
 
 Method, because absolute numbers on a shared 2-core machine move 2-3x between
-runs, and even within one run (shared/perf-notes.md):
+runs, and even within one run (benchmarks/README.md):
 
 - Interleaved, finely: in each repeat, every contender is started and warmed
   up, then they take turns at blocks of ``BLOCK`` (50) timed calls, the order

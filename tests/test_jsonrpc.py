@@ -11,7 +11,7 @@ Read top to bottom this file documents the wire behaviour:
 - ``dumps()`` writes one compact line, keeps non-ASCII as is, refuses NaN;
 - ``encode()`` gives UTF-8 bytes and survives lone surrogates.
 
-The spec digest quoted in docstrings is /work/shared/spec/base.md and transports.md.
+The spec quoted in docstrings is the base protocol's "JSON-RPC messages" and the transports page.
 """
 
 import json

@@ -9,9 +9,12 @@ data (if any) as JSON in ``MCP_CONFORMANCE_CONTEXT``, and, in the 0.2
 suites, the protocol version to speak in ``MCP_CONFORMANCE_PROTOCOL_VERSION``
 (2025-11-25 and older: the ``initialize`` handshake; 2026-07-28: stateless,
 every request carries ``_meta``). The mock server records what the client
-did and the suite checks it. Run it (see ``../shared/conformance/README.md``)::
+did and the suite checks it. Run it as ``.ci/run`` does (``bash .ci/conformance/setup.sh``
+installs the suites into ``$CF_HOME``, by default ``~/.cache/mcp-conformance``)::
 
-    run-client.sh "python examples/conformance/client.py" 0.2.0-alpha.12 --scenario tools_call --spec-version 2026-07-28
+    conformance=~/.cache/mcp-conformance/suite-0.2.0-alpha.12/node_modules/.bin/conformance
+    $conformance client --command "python examples/conformance/client.py" --scenario tools_call \
+        --spec-version 2026-07-28
 
 Each scenario is one function in ``SCENARIOS`` below. The script exits 0
 when its scenario ran, non-zero for an unknown scenario or when a call

@@ -5,11 +5,13 @@
 The official conformance suite (``@modelcontextprotocol/conformance``) acts
 as a client against this URL and checks each answer; the tools, resources
 and prompts below are the fixtures it calls, with the exact names and texts
-it expects. Run it (see ``../shared/conformance/README.md``)::
+it expects. Run it as ``.ci/run`` does (``bash .ci/conformance/setup.sh`` installs
+the suites into ``$CF_HOME``, by default ``~/.cache/mcp-conformance``)::
 
-    run-server.sh http://127.0.0.1:3001/mcp 0.2.0-alpha.12 --suite all --spec-version 2025-11-25
-    run-server.sh http://127.0.0.1:3001/mcp 0.2.0-alpha.12 --suite all --spec-version 2026-07-28
-    run-server.sh http://127.0.0.1:3001/mcp 0.1.16 --suite all
+    python examples/conformance/server.py --port 3001 &
+    conformance=~/.cache/mcp-conformance/suite-0.2.0-alpha.12/node_modules/.bin/conformance
+    $conformance server --url http://127.0.0.1:3001/mcp --suite all --spec-version 2025-11-25
+    $conformance server --url http://127.0.0.1:3001/mcp --suite all --spec-version 2026-07-28
 
 One process serves both wires at one URL: the handshake versions
 (``initialize`` + ``Mcp-Session-Id``) and the stateless 2026-07-28 protocol

@@ -28,7 +28,10 @@ import requests
 HERE = os.path.dirname(os.path.abspath(__file__))
 CACHE = os.path.join(os.path.expanduser("~"), ".cache", "minimcp-tests", "oidc")
 VERSION = os.environ.get("MINIMCP_OIDC_PROVIDER_VERSION", "9.13.3")
-CONFORMANCE_NODE = os.path.join(os.path.expanduser("~"), ".cache", "mcp-conformance", "node-bin")
+#: Where .ci/conformance/setup.sh puts Node 22: $CF_HOME/node-bin, CF_HOME defaulting as it does there.
+CONFORMANCE_HOME = os.environ.get("CF_HOME") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "mcp-conformance")
+CONFORMANCE_NODE = os.path.join(CONFORMANCE_HOME, "node-bin")
 START_TIMEOUT = 30.0
 #: The prefix of provider.mjs's event lines on stderr.
 EVENT = "minimcp-event "
@@ -51,7 +54,7 @@ def install() -> str:
     """The cache folder with oidc-provider installed in it (npm install, once); skips when it cannot."""
     env = node_env()
     if shutil.which("node", path=env["PATH"]) is None or shutil.which("npm", path=env["PATH"]) is None:
-        pytest.skip("Node.js and npm are needed to run oidc-provider (run ../shared/conformance/setup.sh)")
+        pytest.skip("Node.js and npm are needed to run oidc-provider (run .ci/conformance/setup.sh)")
     if not os.path.isfile(os.path.join(CACHE, "node_modules", "oidc-provider", "package.json")):
         os.makedirs(CACHE, exist_ok=True)
         if not os.path.isfile(os.path.join(CACHE, "package.json")):
