@@ -57,6 +57,11 @@ class RPCError(MCPError):
         return error
 
 
+class RequestFailed(RPCError):
+    """Raise in a tool to answer the call with this JSON-RPC error, not an ``isError`` result
+    (a protocol-level failure; in a task, the task ends ``failed`` with it)."""
+
+
 class Timeout(MCPError, TimeoutError):
     """A request got no answer in time (the peer was sent ``notifications/cancelled``)."""
 
@@ -79,6 +84,15 @@ class ProtocolError(MCPError):
     """The peer broke the protocol (for example, negotiated an unsupported version)."""
 
 
+class SkillVerificationError(MCPError):
+    """What the server served does not match the skill's entry: do not use it (refresh the
+    entry with :func:`get_skill` and load again)."""
+
+
+class TaskCancelled(MCPError):
+    """The task ended ``cancelled``: there is no result."""
+
+
 class CapabilityError(MCPError):
     """The peer did not declare the capability a call needs (say, ``sampling``).
 
@@ -97,6 +111,20 @@ class Unauthorized(MCPError):
     def __init__(self, message: str = "authentication required", www_authenticate: str = "Bearer") -> None:
         super().__init__(message)
         self.www_authenticate = www_authenticate
+
+
+class InvalidToken(MCPError):
+    """Raised by a verifier: this token is not good here (expired, forged, for another audience…).
+
+    The client gets 401 ``error="invalid_token"`` with this message as ``error_description``.
+    """
+
+
+class VerifierUnavailable(MCPError):
+    """Raised by a verifier that cannot decide now (the JWKS or introspection endpoint is down).
+
+    The client gets 503 with ``Retry-After``: its token may be fine, so it must not be thrown away.
+    """
 
 
 class ServerNotFound(MCPError, LookupError):

@@ -16,7 +16,7 @@ import minimcp
 from minimcp import Context, Server
 from minimcp.engine.session import Session
 from minimcp.server.http.wsgiserver import BackgroundServer
-from minimcp.server.stateless import StateSigner
+from minimcp.server.state import StateSigner
 from minimcp.transports import memory
 
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",

@@ -43,9 +43,9 @@ import os
 import time
 
 from minimcp import Audio, Context, EmbeddedResource, Image, Message, Server, ToolError
+from minimcp.errors import RequestFailed
 from minimcp.server.skills import publish_skills
 from minimcp.server.tasks import starts_task_later
-from minimcp.server.tools import RequestFailed
 
 # Test media: a 1x1 PNG and a minimal WAV file.
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==")

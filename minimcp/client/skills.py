@@ -20,17 +20,15 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
-from ..errors import MCPError, ProtocolError
+from ..errors import ProtocolError
+from ..errors import (
+    SkillVerificationError as SkillVerificationError,  # (re-exported: raised by this module, importable where its feature lives)
+)
 from ..protocol.skills import EXTENSION, digest, frontmatter
 from . import wire
 
 if TYPE_CHECKING:  # pragma: no cover
     from .client import Client
-
-
-class SkillVerificationError(MCPError):
-    """What the server served does not match the skill's entry: do not use it (refresh the
-    entry with :func:`get_skill` and load again)."""
 
 
 class Skill:

@@ -25,6 +25,9 @@ import time
 from typing import TYPE_CHECKING, Any, Dict, Optional, Set
 
 from ..errors import MCPError, ProtocolError, RPCError, Timeout
+from ..errors import (
+    TaskCancelled as TaskCancelled,  # (re-exported: raised by this module, importable where its feature lives)
+)
 from ..logs import get_logger
 from ..protocol.stateless import TASKS_EXTENSION
 from . import wire
@@ -40,10 +43,6 @@ log: Logger = get_logger(__name__)
 EXTENSION = TASKS_EXTENSION
 TERMINAL = ("completed", "failed", "cancelled")
 STATUSES = ("working", "input_required") + TERMINAL
-
-
-class TaskCancelled(MCPError):
-    """The task ended ``cancelled``: there is no result."""
 
 
 class TaskHandle:

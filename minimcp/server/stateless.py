@@ -42,7 +42,6 @@ from ..protocol.stateless import (
     missing_capability,
 )
 from ..protocol.versions import MODERN_VERSION, SUPPORTED_VERSIONS
-from .state import StateSigner as StateSigner  # (its old import path: it lived here)
 
 # -- serving one modern request ------------------------------------------------------------
 

@@ -19,7 +19,10 @@ if TYPE_CHECKING:  # annotations only: a stdio server starts without importing t
     from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..engine.inflight import RequestContext
-from ..errors import CapabilityError, RPCError, ToolError
+from ..errors import CapabilityError, ToolError
+from ..errors import (
+    RequestFailed as RequestFailed,  # (re-exported: raised by this module, importable where its feature lives)
+)
 from ..logs import get_logger
 from ..protocol.stateless import InputRequired
 from ..protocol.versions import PROTOCOL_VERSION, knows, strip
@@ -34,11 +37,6 @@ def checker(schema: Dict[str, Any]) -> Callable[[Any, Any, str], Optional[str]]:
     """The validator for ``schema``, chosen once: the small one when it understands every
     keyword, else jsonschema (imported only then). It is called as ``(value, schema, where)``."""
     return validate if is_simple(schema) else jsonschema_validate
-
-
-class RequestFailed(RPCError):
-    """Raise in a tool to answer the call with this JSON-RPC error, not an ``isError`` result
-    (a protocol-level failure; in a task, the task ends ``failed`` with it)."""
 
 
 class ServerTool:

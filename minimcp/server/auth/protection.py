@@ -28,7 +28,13 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import urlsplit
 
-from ...errors import MCPError, RPCError, Unauthorized
+from ...errors import (
+    InvalidToken as InvalidToken,  # (re-exported: raised by this module, importable where its feature lives)
+)
+from ...errors import RPCError, Unauthorized
+from ...errors import (
+    VerifierUnavailable as VerifierUnavailable,  # (re-exported: raised by this module, importable where its feature lives)
+)
 from ...logs import get_logger
 from ...protocol.jsonrpc import INSUFFICIENT_SCOPE
 
@@ -41,20 +47,6 @@ log: "Logger" = get_logger(__name__)
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
 #: The requests that reach a function which may declare scopes.
 SCOPED_METHODS = frozenset({"tools/call", "resources/read", "resources/subscribe", "prompts/get"})
-
-
-class InvalidToken(MCPError):
-    """Raised by a verifier: this token is not good here (expired, forged, for another audience…).
-
-    The client gets 401 ``error="invalid_token"`` with this message as ``error_description``.
-    """
-
-
-class VerifierUnavailable(MCPError):
-    """Raised by a verifier that cannot decide now (the JWKS or introspection endpoint is down).
-
-    The client gets 503 with ``Retry-After``: its token may be fine, so it must not be thrown away.
-    """
 
 
 class Principal:

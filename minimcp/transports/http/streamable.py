@@ -33,7 +33,7 @@ from ...protocol.jsonrpc import HTTP_ERROR, ErrorResponse, Request
 from ...protocol.stateless import NAME_FIELDS, modern_version
 from ...protocol.versions import MODERN_VERSION
 from .direct import Answer, DirectPost
-from .responses import abort, arriving, close_http, http_error, no_read_timeout  # noqa: F401  (old homes)
+from .responses import abort, arriving, close_http, http_error, no_read_timeout
 
 if TYPE_CHECKING:
     from logging import Logger
