@@ -5,8 +5,8 @@
 The wheel: every file is under ``minimcp/`` (Python modules and ``py.typed``) or is
 one of the ``*.dist-info/`` metadata files; ``minimcp/py.typed`` is there, and so is
 every module of the source tree. The sdist: the files `pip install '.[test]'` and
-`python -m pytest` need (tests/conftest.py, tests/servers/, examples/ ...), and the
-LICENSE. Exits 1 with the list of what is wrong.
+`python -m pytest` need (tests/conftest.py, tests/servers/, examples/ ..., setup.cfg: pytest's
+settings), and the LICENSE. Exits 1 with the list of what is wrong.
 """
 
 import glob
@@ -17,8 +17,8 @@ import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 METADATA = {"METADATA", "WHEEL", "RECORD", "entry_points.txt", "top_level.txt", "licenses/LICENSE"}
-SDIST_NEEDS = ["LICENSE", "README.md", "CHANGELOG.md", "ARCHITECTURE.md", "pyproject.toml", "minimcp/py.typed",
-               "tests/conftest.py", "tests/servers/testing_server.py", "tests/fuzz/strategies.py",
+SDIST_NEEDS = ["LICENSE", "README.md", "CHANGELOG.md", "ARCHITECTURE.md", "pyproject.toml", "setup.cfg",
+               "minimcp/py.typed", "tests/conftest.py", "tests/servers/testing_server.py", "tests/fuzz/strategies.py",
                "examples/quickstart.py", "examples/weather_server.py", "examples/conformance/server.py",
                "examples/conformance/client.py"]
 
