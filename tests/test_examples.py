@@ -160,3 +160,17 @@ def test_oauth_client_logs_in_through_the_browser_then_reuses_the_token(tmp_path
                                                    "  tool read: Read something."]
     app.close()
     assert len(auth_server.calls("/authorize")) == 1  # the second run reused the stored token
+
+
+def test_middleware_times_limits_and_counts_every_request():
+    out = run_example("middleware.py")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "add(0, 1) = 1",
+        "add(1, 1) = 2",
+        "add(2, 1) = 3",
+        "add(3, 1) refused: rate limit: add may be called 3 times",
+        "the client sent: server/discover x1, tools/call x4",
+    ]
+    timed = [line for line in out.stderr.splitlines() if line.startswith("server: tools/call add took ")]
+    assert len(timed) == 4, out.stderr  # the refused call too: the timing middleware is the outer one

@@ -12,9 +12,10 @@ each run on a worker thread, never on the reader.
 """
 
 import os
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from ..engine.inflight import ProgressCallback
+from ..engine.middleware import Middleware
 from ..engine.session import Handler, Session
 from ..errors import CapabilityError, ProtocolError
 from ..protocol.levels import LOG_LEVELS
@@ -73,6 +74,8 @@ class Client:
         on_notification: ``callback(method, params)`` for every notification.
         protocol: ``"auto"`` (the default) speaks 2026-07-28 to a server that
             does and falls back to the handshake; a version forces that one.
+        middleware: functions that wrap every request the client sends or answers
+            (see :meth:`add_middleware`).
 
     The calls are the same in both eras: on a 2026-07-28 server
     ``set_logging_level`` sets the level each request asks for,
@@ -104,7 +107,8 @@ class Client:
                  on_resources_changed: Optional[Callable[[], Any]] = None,
                  on_prompts_changed: Optional[Callable[[], Any]] = None,
                  on_resource_updated: Optional[Callable[[str], Any]] = None,
-                 on_notification: Optional[Callable[[str, Dict[str, Any]], Any]] = None, protocol: str = "auto") -> None:
+                 on_notification: Optional[Callable[[str, Dict[str, Any]], Any]] = None, protocol: str = "auto",
+                 middleware: Iterable[Middleware] = ()) -> None:
         self.protocol: str = check_protocol(protocol)
         if trace is None:
             trace = os.environ.get("MINIMCP_TRACE", "") not in ("", "0", "false", "no")
@@ -125,8 +129,10 @@ class Client:
                                        "elicitation/create": self._answer_elicitation,
                                        "roots/list": self._answer_roots}
         notified: Dict[str, Callable[..., Any]] = {"*": self._notified}  # "*": (method, params) of each
+        #: What every request passes through, the first outermost (see :meth:`add_middleware`).
+        self.middleware: List[Middleware] = list(middleware)
         self.session: Session = Session(transport, answers, notified, owner=self, timeout=timeout,
-                               trace=trace, name="client",
+                               trace=trace, name="client", middleware=self.middleware,
                                batches=lambda: knows(self.protocol_version or PROTOCOL_VERSION, "batches"))
         self.stateless: StatelessSide = StatelessSide(self.session, answers=answers, capabilities=self.capabilities,
                                        client_info=self.client_info, refresh_tools=self.list_tools)
@@ -141,6 +147,17 @@ class Client:
         name = self.server_info.get("name", "?")
         state = "closed" if self.session.closed else "open"
         return f"<Client server={name!r} version={self.protocol_version} {state}>"
+
+    def add_middleware(self, middleware: Middleware) -> Middleware:
+        """Wrap every request this client sends (and answers: the server's sampling, elicitation
+        and roots requests) in ``middleware(request, call_next)``, whatever the transport; also a
+        decorator. Added last, it runs innermost. ``request`` is an
+        :class:`~minimcp.engine.middleware.OutgoingRequest` (``method``, ``params``, which it may
+        change; ``outgoing`` is True) or the context of a request the client answers
+        (``outgoing`` is False); ``call_next(request)`` returns the result or raises. See
+        ``minimcp/engine/middleware.py``."""
+        self.middleware.append(middleware)
+        return middleware
 
     @property
     def modern(self) -> bool:

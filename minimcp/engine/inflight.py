@@ -61,6 +61,9 @@ class RequestContext:
     __slots__ = ("session", "request_id", "method", "params", "progress_token", "handler", "batch", "answered",
                  "_cancelled")
 
+    #: False: the peer sent it, this side answers it (middleware tells the two kinds apart by it).
+    outgoing = False
+
     def __init__(self, session: Session, request: Request, handler: Any = None, batch: Optional[Batch] = None) -> None:
         self.session: Session = session
         #: The function that answers it: ``handler(params, ctx)``.

@@ -24,6 +24,7 @@ from ..logs import get_logger, trace
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, Malformed, Notification, Request, Response
 from .inflight import Batch, Incoming, NoAnswer, Outgoing, RequestContext, _Pending, with_progress_token
+from .middleware import OutgoingRequest, through
 from .reading import Readers, ReaderThread, SharedReading
 from .threads import Dispatcher, WorkerPool
 from .transport import Failed
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Tuple, Type
 
     from .inflight import ProgressCallback
+    from .middleware import Middleware
     from .reading import Reading
     from .transport import Transport
 
@@ -67,23 +69,36 @@ def _ping(params: Dict[str, Any], ctx: RequestContext) -> Dict[str, Any]:
     return {}
 
 
-def handle(ctx: RequestContext, name: str) -> Any:
-    """Run an incoming request's handler: its reply, a Response or an ErrorResponse (an
-    ``RPCError`` keeps its code; any other exception is logged and becomes -32603, and so does
-    a ``sys.exit()``: on a handler thread it would end the thread and leave the request unanswered)."""
+def dispatch(ctx: RequestContext) -> Any:
+    """Answer an accepted request on this thread: the one way every request is answered, whatever
+    read it (the stdio readers, a worker, an HTTP POST's thread). It runs the handler through the
+    session's middleware (``engine/middleware.py``) and returns the reply: a Response, or an
+    ErrorResponse (an ``RPCError`` keeps its code; any other exception is logged and becomes
+    -32603, and so does a ``sys.exit()``: on a handler thread it would end the thread and leave
+    the request unanswered). Sending the reply is the caller's business."""
+    session = ctx.session
     try:
-        result = ctx.handler(ctx.params, ctx)
+        middleware = session.middleware
+        if middleware:
+            result = through(middleware, ctx, _call_handler)
+        else:
+            result = ctx.handler(ctx.params, ctx)
         return Response(ctx.request_id, {} if result is None else result)
     except RPCError as exc:
         return ErrorResponse(ctx.request_id, exc.code, exc.message, exc.data)
     except Exception as exc:
-        log.exception("%s: handler for %r failed", name, ctx.method)
+        log.exception("%s: handler for %r failed", session.name, ctx.method)
         return ErrorResponse(ctx.request_id, jsonrpc.INTERNAL_ERROR, f"Internal error: {exc}")
     except SystemExit as exc:
         log.warning("%s: the handler for %r called sys.exit(%r): that ends its call only (-32603)",
-                    name, ctx.method, exc.code)
+                    session.name, ctx.method, exc.code)
         return ErrorResponse(ctx.request_id, jsonrpc.INTERNAL_ERROR,
                              f"Internal error: the handler called sys.exit({exc.code!r})")
+
+
+def _call_handler(ctx: RequestContext) -> Any:
+    # The innermost step of the middleware chain: the handler itself.
+    return ctx.handler(ctx.params, ctx)
 
 
 def not_json(ctx: RequestContext, exc: Exception, name: str) -> ErrorResponse:
@@ -136,6 +151,8 @@ class Session:
         batches: asked when a JSON-RPC batch arrives: may the peer batch now?
             (MCP allows batches in protocol version 2025-03-26 alone, so the
             owner answers from what it negotiated.) By default: no.
+        middleware: functions that wrap every request the session answers or sends
+            (``engine/middleware.py``), the first outermost.
     """
 
     def __init__(self, transport: Transport, handlers: Optional[Dict[str, Handler]] = None,
@@ -143,7 +160,8 @@ class Session:
                  owner: Any = None, context_class: Type[RequestContext] = RequestContext, max_workers: int = 16,
                  timeout: float = 60.0, trace: bool = False, name: str = "minimcp",
                  workers: Optional[WorkerPool] = None, close_on_eof: bool = False,
-                 inline_methods: Iterable[str] = (), batches: Optional[Callable[[], bool]] = None) -> None:
+                 inline_methods: Iterable[str] = (), batches: Optional[Callable[[], bool]] = None,
+                 middleware: Optional[List[Middleware]] = None) -> None:
         self.transport: Any = transport  # (Any: the HTTP app calls its own transports' extra methods on it)
         self.handlers: Dict[str, Handler] = {"ping": _ping}
         self.handlers.update(handlers or {})
@@ -157,6 +175,10 @@ class Session:
         self.close_on_eof: bool = close_on_eof
         self.inline_methods: FrozenSet[str] = frozenset(inline_methods) | {"ping"}
         self.batches_allowed: Callable[[], bool] = batches or (lambda: False)
+        #: What every request this session answers or sends passes through (engine/middleware.py).
+        #: The list is kept, not copied: a server's sessions share its list, and one added later
+        #: applies to them too.
+        self.middleware: List[Middleware] = middleware if middleware is not None else []
         self._lock = threading.Lock()
         self._outgoing = Outgoing()
         self._incoming = Incoming()
@@ -287,7 +309,7 @@ class Session:
     def run(self, ctx: RequestContext) -> None:
         """Run an accepted request's handler on this thread and send its answer."""
         request_id = ctx.request_id
-        reply: Any = handle(ctx, self.name)
+        reply: Any = dispatch(ctx)
         if ctx.is_cancelled:
             reply = None  # spec basic/utilities/cancellation: send no response
             self.transport.discard(request_id)
@@ -323,7 +345,7 @@ class Session:
         if not self._incoming.add(ctx):
             return id_in_use(ctx.request_id)
         try:
-            return handle(ctx, self.name)
+            return dispatch(ctx)
         finally:
             self._incoming.done(ctx)
 
@@ -442,6 +464,18 @@ class Session:
             ConnectionClosed: the connection ended first, or was already closed.
             KeyboardInterrupt: the request is cancelled at the peer, then re-raised.
         """
+        if self.middleware:
+            def send(passed: OutgoingRequest) -> Any:
+                sent = passed.params if passed.params or params is not None else None  # (none stays none)
+                return self._request(passed.method, sent, timeout, on_progress, max_timeout,
+                                     related_to, request_id, cancellable)
+
+            return through(self.middleware, OutgoingRequest(self, method, dict(params or ())), send)
+        return self._request(method, params, timeout, on_progress, max_timeout, related_to, request_id, cancellable)
+
+    def _request(self, method: str, params: Optional[Dict[str, Any]], timeout: Optional[float],
+                 on_progress: Optional[ProgressCallback], max_timeout: Optional[float], related_to: Any,
+                 request_id: Optional[int], cancellable: bool) -> Any:
         request_id, pending = self._outgoing.open(method, on_progress, cancellable, request_id)
         if on_progress is not None or max_timeout is not None:
             params = with_progress_token(params, request_id)  # our ids are unique: good tokens

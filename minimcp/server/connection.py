@@ -70,7 +70,7 @@ class ServerConnection:
                               owner=self, context_class=Context, max_workers=server.max_workers,
                               timeout=server.timeout, trace=trace, name=f"server {server.name}",
                               workers=workers, close_on_eof=close_on_eof, inline_methods=("initialize",),
-                              batches=self.allows_batches)
+                              batches=self.allows_batches, middleware=server.middleware)
         self.session: Session = session
 
     def handlers(self) -> Dict[str, Handler]:

@@ -27,11 +27,11 @@ from __future__ import annotations
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
     from logging import Logger
-    from typing import Any, Callable, Dict, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
     from .server import Server
 
-from ..engine.session import Session, handle, not_json
+from ..engine.session import Session, dispatch, not_json
 from ..errors import RPCError
 from ..logs import get_logger
 from ..protocol import jsonrpc
@@ -201,6 +201,8 @@ class OneRequest:
     closed = False
 
     def __init__(self, server: Server, principal: Any, version: Optional[str]) -> None:
+        self.name: str = f"server {server.name}"
+        self.middleware: List[Any] = server.middleware
         # (a stand-in, not a Session: it has just the parts of one that such a handler reaches)
         self.owner: ServerConnection = ServerConnection(server, None, HANDLERS, principal=principal,
                                                         session=self)  # type: ignore[arg-type]
@@ -223,8 +225,7 @@ def answer_at_once(server: Server, request: Request, principal: Any, version: Op
     """
     # (a known method: runs_inline said so; the stand-in has all of a Session the handler reaches)
     ctx = Context(OneRequest(server, principal, version), request, HANDLERS[request.method])  # type: ignore[arg-type]
-    name = f"server {server.name}"
-    return _encoded(ctx, handle(ctx, name), name)
+    return _encoded(ctx, dispatch(ctx), ctx.session.name)
 
 
 def answer_in_session(session: Session, request: Request) -> bytes:

@@ -28,8 +28,9 @@ from .tools import ServerTool
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # pragma: no cover - loaded when a resource, prompt or completer is registered
-    from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, TypeVar, Union, overload
+    from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, TypeVar, Union, overload
 
+    from ..engine.middleware import Middleware
     from .completion import Completers
     from .prompts import ServerPrompt
     from .resources import ServerResource
@@ -71,13 +72,15 @@ class Server:
             :meth:`add_resource`: ``"private"`` unless told otherwise).
         state_secret: the key that signs 2026-07-28 ``requestState``; give all
             workers of a deployment the same one (default: random per process).
+        middleware: functions that wrap every request the server answers or sends, over
+            every transport (see :meth:`add_middleware`).
     """
 
     def __init__(self, name: str, version: str = "0.1.0", *, instructions: Optional[str] = None,
                  title: Optional[str] = None, page_size: Optional[int] = None, log_level: Optional[str] = None,
                  log_bridge: bool = True, max_workers: int = 16, timeout: float = 60.0,
                  trace: Optional[bool] = None, cache_ttl_ms: int = 0, cache_scope: str = "public",
-                 state_secret: Optional[bytes] = None) -> None:
+                 state_secret: Optional[bytes] = None, middleware: Iterable[Middleware] = ()) -> None:
         self.name = name
         self.version = version
         self.instructions = instructions
@@ -101,6 +104,8 @@ class Server:
         self._prompts: Dict[str, ServerPrompt] = {}
         self._completers: Optional[Completers] = None  # made when the first completer is registered
         self._lock = threading.Lock()
+        #: What every request passes through, the first outermost (every connection shares the list).
+        self.middleware: List[Middleware] = list(middleware)
 
     def __repr__(self) -> str:
         return (f"<Server {self.name!r} {self.version} tools={len(self._tools)} "
@@ -402,6 +407,29 @@ class Server:
         """Track a connection, so list changes and resource updates reach it (``open_connection``
         does it for every connection it opens with ``track=True``)."""
         return self._audience.add(connection)
+
+    def add_middleware(self, middleware: Middleware) -> Middleware:
+        """Wrap every request this server answers or sends in ``middleware(request, call_next)``,
+        over every transport (stdio, either HTTP era, HTTP+SSE, WebSocket, in memory); also a
+        decorator. Added last, it runs innermost (closest to the handler). For timing, tracing,
+        metrics, rate limits or an audit log, written once::
+
+            @server.add_middleware
+            def timing(request, call_next):
+                started = time.perf_counter()
+                try:
+                    return call_next(request)
+                finally:
+                    log.info("%s: %.1f ms", request.method, (time.perf_counter() - started) * 1000)
+
+        ``request`` is the :class:`~minimcp.Context` of a request the server answers
+        (``request.outgoing`` is False), or a
+        :class:`~minimcp.engine.middleware.OutgoingRequest` the server sends (a handler's
+        ``ctx.sample()``, say: ``outgoing`` is True). ``call_next(request)`` returns the result, or
+        raises the error (``RPCError`` keeps its code). See ``minimcp/engine/middleware.py``.
+        """
+        self.middleware.append(middleware)
+        return middleware
 
     def open_connection(self, transport: Any, *, principal: Any = None, workers: Any = None,
                         track: bool = True, close_on_eof: bool = False) -> ServerConnection:
