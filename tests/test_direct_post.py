@@ -15,6 +15,7 @@ do to a kept-alive connection:
 import json
 import socket
 import threading
+import time
 
 from minimcp.errors import ConnectionClosed
 from minimcp.protocol.jsonrpc import Request, Response
@@ -82,8 +83,11 @@ class ScriptedServer:
 
 
 def call(transport, request_id):
+    """One request as the session sends it: written, then posted and read on this thread."""
     transport.write(Request(request_id, "tools/call", {"name": "echo", "arguments": {}}))
-    return transport.read()
+    got = []
+    transport.exchange(request_id, time.monotonic() + 10, got.append)
+    return got[0] if got else transport.read()  # (an SSE answer is read on a thread: the queue)
 
 
 def test_a_kept_alive_connection_the_server_closed_while_idle_is_replaced():

@@ -32,7 +32,7 @@ and formats what comes back: no protocol logic lives here.
 The pieces: :mod:`~minimcp.cli.command_line` parses the command line,
 :mod:`~minimcp.cli.commands` connects and runs one command,
 :mod:`~minimcp.cli.output` formats what comes back; :func:`main`, here, is
-the ``minimcp`` console script (``setup.cfg``) and ``python -m minimcp``.
+the ``minimcp`` console script (pyproject.toml's ``[project.scripts]``) and ``python -m minimcp``.
 """
 
 import os

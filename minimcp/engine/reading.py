@@ -7,6 +7,9 @@ of it:
 - :class:`ReaderThread`: one thread reads, and hands each message to the Session (a
   client over WebSocket, an in-memory pair, HTTP+SSE; a server connection served in the
   background).
+- :class:`Exchanges`: a client over HTTP (a transport that ``exchanges``): each caller
+  posts its own request and reads its answer; a reader thread takes what comes outside
+  the calls (the standalone GET stream, a streamed answer).
 - :class:`SharedReading`: a client over a stdio child (a transport with ``timed_reads``):
   a caller that finds nobody reading reads its own answer, and the reader thread reads
   only for the others (see the class).
@@ -63,6 +66,9 @@ class Reading:
         #: The threads it started, for the Session to join (and to know its own from).
         self.threads: List[threading.Thread] = []
 
+    def start(self) -> None:
+        """Start the threads that read (a stdio server's :class:`Readers` serve instead)."""
+
     def awaiting(self, request_id: int, pending: _Pending, deadline: float) -> None:
         """A caller is about to wait (until ``deadline``) for the answer to ``request_id``: it
         may read the answer itself, or make sure somebody reads it. Returns before the answer
@@ -101,6 +107,16 @@ class ReaderThread(Reading):
     def _run(self) -> None:
         session = self.session
         session.stream_ended(read_all(session.transport.read, session.receive, session.name))
+
+
+class Exchanges(ReaderThread):
+    """Each caller sends its own request and reads its answer (``transport.exchange``), on its
+    own thread: request/response, as HTTP is. The reader thread reads the rest."""
+
+    def awaiting(self, request_id: int, pending: _Pending, deadline: float) -> None:
+        """Post the request and read its answer here, within ``deadline``."""
+        session = self.session
+        session.transport.exchange(request_id, deadline, session.receive)
 
 
 #: Seconds a caller reads for its answer before it gives the reading up (its tool is slow: it

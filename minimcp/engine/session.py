@@ -25,7 +25,7 @@ from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, Malformed, Notification, Request, Response
 from .inflight import Batch, Incoming, NoAnswer, Outgoing, RequestContext, _Pending, with_progress_token
 from .middleware import OutgoingRequest, through
-from .reading import Readers, ReaderThread, SharedReading
+from .reading import Exchanges, Readers, ReaderThread, SharedReading
 from .threads import Dispatcher, WorkerPool
 from .transport import Failed
 
@@ -204,8 +204,11 @@ class Session:
 
     def start(self) -> None:
         """Start reading the stream on a thread of its own (clients; a stdio server calls
-        serve_forever()). Over a stdio child (``timed_reads``) callers read their own answers."""
-        reading = SharedReading(self) if self.transport.timed_reads else ReaderThread(self)
+        serve_forever()). Over HTTP (``exchanges``) each caller posts its request and reads its
+        answer; over a stdio child (``timed_reads``) callers read their own answers too."""
+        transport = self.transport
+        reading: Reading = (Exchanges(self) if transport.exchanges else
+                            SharedReading(self) if transport.timed_reads else ReaderThread(self))
         self._reading = reading
         reading.start()
 

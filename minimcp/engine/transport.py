@@ -62,6 +62,10 @@ class Transport:
     #: are no headers.
     param_headers: Optional[Dict[str, Dict[str, str]]] = None
 
+    #: True where :meth:`exchange` works: a request is sent and answered on its caller's thread
+    #: (HTTP, request/response). The Session then has each caller post its own request.
+    exchanges: bool = False
+
     #: True where :meth:`read_within` works: a read can wait with a timeout (a child's stdout,
     #: which ``poll`` can watch). The Session then lets a caller read its own answer.
     timed_reads: bool = False
@@ -78,6 +82,13 @@ class Transport:
         Raises:
             TimeoutError: no whole message came in time.
         """
+        raise NotImplementedError
+
+    def exchange(self, request_id: jsonrpc.RequestId, deadline: float,
+                 receive: Callable[[Union[jsonrpc.Parsed, Failed]], None]) -> None:
+        """Send the request ``request_id``, just written, and read its answer on this thread,
+        handing what comes to ``receive``, until it is in or ``deadline`` (``time.monotonic()``)
+        passes (where :attr:`exchanges` says so). A transport may leave the rest to ``read()``."""
         raise NotImplementedError
 
     def write(self, message: Union[jsonrpc.Message, List[jsonrpc.Message]],

@@ -1,10 +1,14 @@
 """Streamable HTTP, client side (spec basic/transports, 2025-03-26 … 2025-11-25).
 
-Every message we send is a POST. The answer to a request comes back as
-JSON, or as an SSE stream that may first carry the server's notifications
-and requests about it; a background thread reads such a stream, so the
-caller's ``timeout`` keeps working. Everything that arrives goes into one
-queue that the session's reader thread drains (``read()``).
+Every message we send is a POST. A request is posted by the thread that makes
+it (:meth:`StreamableHTTPTransport.exchange`), which reads a JSON answer itself
+and hands it to the session: no other thread takes part, and the call's own
+timeout bounds the wait. An SSE answer (the server's notifications and requests
+about the call, then its answer) is read by a thread of its own, so the caller's
+timeout keeps working however long the stream lasts (a socket read cannot be
+bounded in time and then go on: ``SocketIO`` refuses every read after a timeout);
+what it reads, and the standalone GET stream, go into one queue that the
+session's reader thread drains (``read()``).
 
 Also here: the ``Mcp-Session-Id`` and ``MCP-Protocol-Version`` headers, the
 standalone GET stream (opened once the session starts, if the server
@@ -16,14 +20,16 @@ after the server's ``retry`` delay, DELETE on close, and a fresh
 """
 
 import queue
+import socket
 import threading
+from time import monotonic
 from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Set, Tuple, Union
 
 import requests
 import requests.adapters  # (loaded by requests itself; named so that type checkers know it)
 import sseclient
 
-from ...engine.threads import WorkerPool, join, start_thread
+from ...engine.threads import join, start_thread
 from ...engine.transport import Failed, Transport
 from ...errors import ConnectionClosed, MCPError
 from ...logs import get_logger
@@ -60,6 +66,9 @@ class StreamableHTTPTransport(Transport):
             thread that calls at once is ideal).
     """
 
+    #: The session's callers post their own requests and read their answers (``exchange``).
+    exchanges = True
+
     def __init__(self, url: str, *, headers: Optional[Dict[str, str]] = None, auth: Any = None,
                  timeout: float = 60.0, connections: int = 64) -> None:
         self.url = url
@@ -87,12 +96,12 @@ class StreamableHTTPTransport(Transport):
         #: tool name -> {argument: header}: the x-mcp-header arguments to mirror (2026-07-28).
         self.param_headers: Dict[str, Dict[str, str]] = {}
         self._by_request: Dict[Any, Any] = {}
+        self._unsent: Dict[Any, Request] = {}  # requests written, to be posted by their callers
         self._inbox: queue.SimpleQueue[Optional[Union[jsonrpc.Parsed, Failed]]] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._readers: Set[threading.Thread] = set()
         self._responses: Set[Any] = set()
         self._listener: Optional[threading.Thread] = None
-        self._posters = WorkerPool(connections)
         self._closed = False
         self._stop = threading.Event()  # set by close(): wakes threads waiting to reconnect
         self._listening = threading.Event()  # the GET stream was answered (or refused)
@@ -108,41 +117,51 @@ class StreamableHTTPTransport(Transport):
         return self._inbox.get()
 
     def write(self, message: Any, related_to: Any = None) -> None:
-        """POST one message; whatever comes back is queued for ``read()``.
-
-        A request is posted from a worker thread, so the caller is free to
-        time out while the server takes its time to answer; notifications
-        and responses are posted at once (the server answers them with 202).
+        """Send one message: a request is kept for its caller to post (:meth:`exchange`, which
+        the session calls next, on the same thread); anything else is posted now (the server
+        answers a notification or a response with 202).
 
         Raises:
-            ConnectionClosed: the server cannot be reached (for a request:
-                that request fails with it instead).
+            ConnectionClosed: the server cannot be reached (for a request: that request
+                fails with it instead, in :meth:`exchange`).
         """
-        if _request_ids(message):
-            self._posters.submit(self._post_request, message)
-        else:
-            self._send(message)
+        if type(message) is Request:
+            with self._lock:
+                self._unsent[message.id] = message
+        else:  # (a batch too: its answers, if any, go into the queue)
+            self._send(message, self._inbox.put, None)
 
-    def _post_request(self, message: Any) -> None:
+    def exchange(self, request_id: Any, deadline: float, receive: Callable[[Any], None]) -> None:
+        """Post the request ``request_id`` (written a moment ago) on this thread and read its
+        answer within ``deadline`` (a ``time.monotonic()``), handing it to ``receive``; an SSE
+        answer is read on by a thread of its own. Past the deadline it returns with no answer:
+        the caller's wait times out (and cancels) as on any transport."""
+        with self._lock:
+            message = self._unsent.pop(request_id, None)
+        if message is None:
+            return  # (not ours to post: written before close(), or posted already)
         try:
-            self._send(message)
+            self._send(message, receive, deadline)
         except Exception as exc:  # whatever went wrong, the request fails now, not at its timeout
             error = exc if isinstance(exc, MCPError) else ConnectionClosed(  # AuthError: as it is
                 f"the request to {self.url} failed: {type(exc).__name__}: {exc}")
-            for request_id in _request_ids(message):
-                self._inbox.put(Failed(request_id, error))
+            receive(Failed(request_id, error))
 
-    def _send(self, message: Any) -> None:
+    def _send(self, message: Any, deliver: Callable[[Any], None], deadline: Optional[float]) -> None:
         session_id = self.session_id
-        response = self._post(message)
+        response = self._post(message, deadline)
+        if response is None:
+            return  # the deadline passed before an answer began: the caller's wait times out
         if (response.status_code == 404 and session_id is not None and type(message) is Request
                 and message.method != "initialize" and self.on_session_expired is not None):
             # spec basic/transports "Session Management": 404 means the session
             # is gone; start a new one and send this message once more.
             response.close()
             self._renew_session(session_id)
-            response = self._post(message)
-        self._handle(message, response)
+            response = self._post(message, deadline)
+            if response is None:
+                return
+        self._handle(message, response, deliver, deadline)
 
     def close(self) -> None:
         """End the session (DELETE), close every stream, join every thread. Idempotent."""
@@ -161,7 +180,6 @@ class StreamableHTTPTransport(Transport):
             abort(response)  # wakes the thread reading it
         for reader in readers:
             join(reader, 5.0)
-        self._posters.shutdown(timeout=5.0)
         close_http(self.http)
         self._direct.close()
         self._inbox.put(None)
@@ -204,23 +222,28 @@ class StreamableHTTPTransport(Transport):
                         headers["Mcp-Param-" + header] = encode_header_value(arguments[argument])
         return headers
 
-    def _post(self, message: Any) -> Answer:
+    def _post(self, message: Any, deadline: Optional[float] = None) -> Optional[Answer]:
+        """POST one message; its answer, its status line and headers read (None when
+        ``deadline`` passed first: the caller's wait then times out)."""
         if self._closed:
             raise ConnectionClosed("the HTTP transport is closed")
         extra = {"Content-Type": "application/json", **self._modern_headers(message)}
         headers = self._headers(extra)  # (every per-request header is added there, on both paths)
+        timeout = self.timeout if deadline is None else max(0.001, min(self.timeout, deadline - monotonic()))
         try:
             direct = self._direct.headers()  # (http/direct.py: what that saves)
             response: Optional[Answer] = None
             if direct is not None:
-                response = self._direct.post(jsonrpc.encode(message), {**headers, **direct}, self.timeout)
+                response = self._direct.post(jsonrpc.encode(message), {**headers, **direct}, timeout)
                 if response.status_code in (401, 403) and getattr(self.http.auth, "answers_challenges", False):
                     response.close()  # refused: the OAuth flow answers the challenge on requests' path
                     response = None  # (nothing was served, so the POST goes again)
             if response is None:
                 response = self.http.post(self.url, data=jsonrpc.encode(message), stream=True,
-                                          timeout=self.timeout, headers=headers)
+                                          timeout=timeout, headers=headers)
         except requests.RequestException as exc:
+            if deadline is not None and monotonic() >= deadline - 0.001 and _timed_out(exc):
+                return None  # the call's own timeout: it gives up (and cancels) as on any transport
             raise ConnectionClosed(f"cannot reach the MCP server at {self.url}: {exc}") from exc
         if type(message) is Request:
             with self._lock:
@@ -241,7 +264,8 @@ class StreamableHTTPTransport(Transport):
                 self.session_id = None
                 self.on_session_expired()  # type: ignore[misc]
 
-    def _handle(self, message: Any, response: Answer) -> None:
+    def _handle(self, message: Any, response: Answer, deliver: Callable[[Any], None],
+                deadline: Optional[float]) -> None:
         request_ids = _request_ids(message)
         content_type = response.headers.get("Content-Type", "")  # (read once: a header lookup is not free)
         if type(message) is Request and not content_type.startswith("text/event-stream"):
@@ -255,23 +279,29 @@ class StreamableHTTPTransport(Transport):
             if not errors:
                 log.warning("the server refused a notification or response: HTTP %s", response.status_code)
             for error in errors:
-                self._inbox.put(error)
+                deliver(error)
             return
         if type(message) is Request and message.method == "initialize":
             self.session_id = response.headers.get("Mcp-Session-Id") or self.session_id
         if content_type.startswith("text/event-stream"):
-            self._read_in_background(response, request_ids)
+            if self._track(response):
+                self._read_later(response, request_ids)
             return
-        with response:
-            body = response.content
+        try:
+            with response:
+                body = response.content
+        except requests.RequestException:
+            if deadline is not None and monotonic() >= deadline - 0.001:
+                return  # the call's own timeout, mid-body: it gives up (and cancels)
+            raise
         if request_ids and content_type.startswith("application/json") and body:
             parsed = jsonrpc.parse(body)
             for item in parsed if type(parsed) is list else [parsed]:
-                self._inbox.put(item)
+                deliver(item)
         elif request_ids:
             for request_id in request_ids:
-                self._inbox.put(ErrorResponse(request_id, HTTP_ERROR, f"the server answered HTTP "
-                                              f"{response.status_code} with {content_type or 'no body'}"))
+                deliver(ErrorResponse(request_id, HTTP_ERROR, f"the server answered HTTP "
+                                      f"{response.status_code} with {content_type or 'no body'}"))
 
     # -- SSE streams ---------------------------------------------------------------------------
 
@@ -282,38 +312,41 @@ class StreamableHTTPTransport(Transport):
                 response.close()
                 return False
             self._responses.add(response)
-        no_read_timeout(response)
         return True
-
-    def _read_in_background(self, response: Answer, request_ids: Set[Any]) -> None:
-        if self._track(response):
-            thread = start_thread(lambda: self._read_stream(response, request_ids), "sse")
-            with self._lock:
-                self._readers.add(thread)
 
     def _read_stream(self, response: Answer, waiting: Set[Any]) -> None:
         """Read one POST's stream to its end, resuming it if it breaks before the answers came."""
         last_id, retry_ms = None, 1000
-        try:
-            for _ in range(_RESUME_ATTEMPTS + 1):
-                last_id, retry_ms = self._consume(response, waiting, last_id, retry_ms)
-                if not waiting or self._closed:
-                    return
-                if last_id is None:
-                    break  # no event ids: the stream cannot be resumed
-                # spec 2025-11-25 basic/transports: wait `retry`, then GET with Last-Event-ID
-                if self._stop.wait(retry_ms / 1000):
-                    return
-                resumed = self._resume(last_id)
-                if resumed is None:
-                    break
-                response = resumed
-            for request_id in waiting:
-                self._inbox.put(ErrorResponse(request_id, HTTP_ERROR,
-                                              "the connection dropped before the answer came"))
-        finally:
-            with self._lock:
-                self._readers.discard(threading.current_thread())
+        for _ in range(_RESUME_ATTEMPTS + 1):
+            last_id, retry_ms = self._consume(response, waiting, last_id, retry_ms)
+            if not waiting or self._closed:
+                return
+            if last_id is None:
+                break  # no event ids: the stream cannot be resumed
+            # spec 2025-11-25 basic/transports: wait `retry`, then GET with Last-Event-ID
+            if self._stop.wait(retry_ms / 1000):
+                return
+            resumed = self._resume(last_id)
+            if resumed is None:
+                break
+            response = resumed
+        for request_id in waiting:
+            self._inbox.put(ErrorResponse(request_id, HTTP_ERROR, "the connection dropped before the answer came"))
+
+    def _read_later(self, response: Answer, waiting: Set[Any]) -> None:
+        # An SSE answer: read on a thread of its own, into the queue (see the module docstring).
+        def read_on() -> None:
+            try:
+                self._read_stream(response, waiting)
+            finally:
+                with self._lock:
+                    self._readers.discard(threading.current_thread())
+
+        no_read_timeout(response)
+        with self._lock:
+            if self._closed:
+                return
+            self._readers.add(start_thread(read_on, "sse"))
 
     def _resume(self, last_id: str) -> Optional[Answer]:
         try:
@@ -325,7 +358,10 @@ class StreamableHTTPTransport(Transport):
         if response.status_code != 200:
             response.close()
             return None
-        return response if self._track(response) else None
+        if not self._track(response):
+            return None
+        no_read_timeout(response)
+        return response
 
     def _consume(self, response: Answer, waiting: Set[Any], last_id: Optional[str],
                  retry_ms: int) -> Tuple[Optional[str], int]:
@@ -381,6 +417,7 @@ class StreamableHTTPTransport(Transport):
                 return
             if not self._track(response):
                 return
+            no_read_timeout(response)
             last_id, retry_ms = self._consume(response, set(), last_id, retry_ms)
             if self._stop.wait(retry_ms / 1000):
                 return
@@ -394,6 +431,17 @@ def _error_answer(response: Answer, request_ids: Set[Any]) -> Optional[ErrorResp
     if type(parsed) is ErrorResponse and parsed.id in request_ids:
         return parsed
     return None
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """Did a read or a connect end because its socket timed out (whatever wrapped the timeout)?"""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, (socket.timeout, requests.Timeout)) or "timed out" in str(exc):
+            return True
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return False
 
 
 def _request_ids(message: Any) -> Set[Any]:
