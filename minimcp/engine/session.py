@@ -163,8 +163,11 @@ class Session:
                  inline_methods: Iterable[str] = (), batches: Optional[Callable[[], bool]] = None,
                  middleware: Optional[List[Middleware]] = None) -> None:
         self.transport: Any = transport  # (Any: the HTTP app calls its own transports' extra methods on it)
-        self.handlers: Dict[str, Handler] = {"ping": _ping}
-        self.handlers.update(handlers or {})
+        if handlers is not None and "ping" in handlers:  # (a server's table, the same for every
+            self.handlers: Dict[str, Handler] = handlers  # connection: kept, not copied per connection)
+        else:
+            self.handlers = {"ping": _ping}
+            self.handlers.update(handlers or {})
         #: ``callback(params)``; the ``"*"`` one is ``callback(method, params)``.
         self.notification_handlers: Dict[str, Callable[..., Any]] = dict(notification_handlers or {})
         self.owner: Any = owner  # a Client, or a server's ServerConnection

@@ -122,7 +122,9 @@ class Dispatcher:
         self._queue: Optional[SimpleQueue[Optional[Tuple[Callable[..., Any], Tuple[Any, ...]]]]] = None
         self._lock = threading.Lock()
         self._closed = False
-        self._ran = threading.Condition()  # catch_up() waits on it
+        # catch_up() waits on it; made with the thread (most sessions of an HTTP server get no
+        # notification, and a Condition is the costliest part of a session to make).
+        self._ran: Optional[threading.Condition] = None
         self._waiters = 0  # threads in catch_up() (under _ran): notify only when someone waits
         self._stopped = False
 
@@ -133,6 +135,7 @@ class Dispatcher:
                 return
             if self._queue is None:
                 self._queue = SimpleQueue()
+                self._ran = threading.Condition()
                 self.thread = start_thread(self._loop, "dispatch")
             self.queued += 1
             self._queue.put((callback, args))
@@ -143,23 +146,26 @@ class Dispatcher:
         On the dispatcher's own thread it returns at once: a callback that waits
         for something queued behind it would wait for ever.
         """
-        if threading.current_thread() is self.thread:
+        ran = self._ran
+        if threading.current_thread() is self.thread or ran is None:  # (None: nothing was handed in)
             return
         deadline = time.monotonic() + timeout
-        with self._ran:
+        with ran:
             self._waiters += 1
             try:
                 while self.ran < mark and not self._stopped:
                     left = deadline - time.monotonic()
                     if left <= 0:
                         return
-                    self._ran.wait(left)
+                    ran.wait(left)
             finally:
                 self._waiters -= 1
 
     def _woke(self) -> None:
-        with self._ran:
-            self._ran.notify_all()
+        ran = self._ran
+        if ran is not None:  # (made with the thread that calls this)
+            with ran:
+                ran.notify_all()
 
     def _loop(self) -> None:
         get = self._queue.get  # type: ignore[union-attr]
@@ -188,6 +194,10 @@ class Dispatcher:
             self._stopped = True
             return
         join(self.thread, timeout)
-        with self._ran:  # (a callback stuck past the timeout must not hold up its waiters too)
+        ran = self._ran
+        if ran is None:  # (made with the thread, which exists: never None here)
             self._stopped = True
-            self._ran.notify_all()
+            return
+        with ran:  # (a callback stuck past the timeout must not hold up its waiters too)
+            self._stopped = True
+            ran.notify_all()
