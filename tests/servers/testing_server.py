@@ -148,9 +148,9 @@ if __name__ == "__main__":
     if "--banner" in sys.argv:
         sys.stdout.write("Welcome to the testing server!\n")
         sys.stdout.flush()
-    import minimcp.engine.threads
+    import minimcp.engine.reading
     if "--slow-watch" in sys.argv:
-        minimcp.engine.threads.WATCH_TICK = 3600.0
+        minimcp.engine.reading.WATCH_TICK = 3600.0
     if "--all-quick" in sys.argv:
-        minimcp.engine.threads.QUICK = 3600.0
+        minimcp.engine.reading.QUICK = 3600.0
     server.run()
