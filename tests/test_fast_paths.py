@@ -5,10 +5,9 @@
 - the HTTP client's direct POST (``http.client`` beside requests) keeps a cookie the server
   sets and sends it from then on, as requests would;
 - the lock hand-off that replaced a Future: an answer, an error, a timeout, a cancel;
-- a 2026-07-28 request answered with no Session (``server.methods.answer_at_once``) answers as
-  the session would, and only requests that can neither stream nor be cancelled take it; a
-  handshake-era session's such request, answered in its POST with no stream
-  (``answer_in_session``), answers as the stream would and still takes its id;
+- a request answered in its POST's own body, with no response stream (``server.http.app.answers_here``:
+  a 2026-07-28 one, a stateless app's, a handshake-era session's) answers as the stream would,
+  only requests that can neither stream nor be cancelled take that way, and it still takes its id;
 - a tools/call on each path of ServerTool.call and of jsonrpc's read and write answers as before.
 """
 
@@ -28,7 +27,7 @@ from minimcp.errors import ConnectionClosed, RPCError, Timeout
 from minimcp.protocol.jsonrpc import Request
 from minimcp.protocol.stateless import RequestMeta
 from minimcp.server.http.wsgiserver import BackgroundServer
-from minimcp.server.methods import needs_no_session
+from minimcp.server.http.app import answers_here
 from minimcp.transports.memory import pair
 
 from conftest import PY
@@ -237,7 +236,8 @@ def test_only_requests_that_can_neither_stream_nor_be_cancelled_skip_the_session
     server = stateless_server(threading.Event())
 
     def at_once(message: Request) -> bool:
-        return needs_no_session(server, message, RequestMeta(message.params).log_level)
+        tool = server.get_tool(message.params.get("name") or "") if message.method == "tools/call" else None
+        return answers_here(server, message, tool, RequestMeta(message.params).log_level)
 
     with_logs = dict(META, **{"io.modelcontextprotocol/logLevel": "info"})
     assert at_once(Request(1, "tools/call", call("echo", {"text": "a"})["params"]))
@@ -247,8 +247,9 @@ def test_only_requests_that_can_neither_stream_nor_be_cancelled_skip_the_session
     assert not at_once(Request(1, "tools/call", call("as_task", {"text": "a"})["params"]))  # outlives the request
     assert not at_once(Request(1, "tools/call", call("nope", {})["params"]))  # the session's -32602
     assert not at_once(Request(1, "resources/read", {"uri": "x://y", "_meta": META}))  # user code may wait
-    assert needs_no_session(server, Request(1, "tools/call", {"name": "echo", "arguments": {}}), None)
-    assert not needs_no_session(server, Request(1, "tools/call", {"name": "echo", "arguments": {}}), "info")
+    echo = server.get_tool("echo")
+    assert answers_here(server, Request(1, "tools/call", {"name": "echo", "arguments": {}}), echo, None)
+    assert not answers_here(server, Request(1, "tools/call", {"name": "echo", "arguments": {}}), echo, "info")
     server.trace = True  # the session prints every message
     assert not at_once(Request(1, "tools/call", call("echo", {"text": "a"})["params"]))
 
@@ -449,7 +450,7 @@ def session_post(url: str, session_id: str, body: dict) -> requests.Response:
 
 def test_a_session_request_answered_in_its_own_post_answers_as_the_stream_would():
     """A handshake-era session's request that can neither stream nor be cancelled is answered in
-    its POST's body with no response stream (server.methods.answer_in_session): the same answers
+    its POST's body with no response stream (server.http.app.answers_here): the same answers
     as on a stream, its id taken while it runs and free after, an answer even when a cancel
     comes while it runs, and logs still streamed once the client asks."""
     server = stateless_server(threading.Event())

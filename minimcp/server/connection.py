@@ -50,7 +50,7 @@ class ServerConnection:
 
     def __init__(self, server: Server, transport: Any, handlers: Dict[str, Callable[[Dict[str, Any], Context], Any]], *,
                  trace: bool = False, workers: Any = None, principal: Any = None,
-                 close_on_eof: bool = False, session: Optional[Session] = None) -> None:
+                 close_on_eof: bool = False) -> None:
         self.server: Server = server
         #: Who the client authenticated as (HTTP with an ``auth`` hook), else None.
         self.principal: Any = principal
@@ -62,16 +62,15 @@ class ServerConnection:
         #: Resource URIs this client subscribed to (``resources/subscribe``).
         self.subscriptions: Set[str] = set()
         self._lock = threading.Lock()
-        if session is None:  # (given: the stand-in of a request answered at once, methods.answer_at_once)
-            # initialize runs on the reader, so a request pipelined right behind it sees the version.
-            # The handlers take a Context, which the checker cannot tie to context_class=Context below.
-            session = Session(transport, handlers,  # type: ignore[arg-type]
-                              {"notifications/roots/list_changed": self._roots_changed},
-                              owner=self, context_class=Context, max_workers=server.max_workers,
-                              timeout=server.timeout, trace=trace, name=f"server {server.name}",
-                              workers=workers, close_on_eof=close_on_eof, inline_methods=("initialize",),
-                              batches=self.allows_batches, middleware=server.middleware)
-        self.session: Session = session
+        # initialize runs on the reader, so a request pipelined right behind it sees the version.
+        # The handlers take a Context, which the checker cannot tie to context_class=Context below.
+        self.session: Session = Session(
+            transport, handlers,  # type: ignore[arg-type]
+            {"notifications/roots/list_changed": self._roots_changed},
+            owner=self, context_class=Context, max_workers=server.max_workers,
+            timeout=server.timeout, trace=trace, name=f"server {server.name}",
+            workers=workers, close_on_eof=close_on_eof, inline_methods=("initialize",),
+            batches=self.allows_batches, middleware=server.middleware)
 
     def handlers(self) -> Dict[str, Handler]:
         """Every MCP request this connection answers: ``method -> handler(params, ctx)``

@@ -58,7 +58,9 @@ def serve(connection: ServerConnection, answer: Callable[[Any, Dict[str, Any], C
             request did not declare.
     """
     method = ctx.method
-    meta = ctx.modern = RequestMeta(params)
+    meta = ctx.modern
+    if meta is None:  # (the HTTP app has parsed it already when it answers in the POST's body)
+        meta = ctx.modern = RequestMeta(params)
     if meta.log_level is not None and meta.log_level not in LOG_LEVELS:
         raise RPCError(INVALID_PARAMS, f"Invalid params: _meta[{LOG_LEVEL_KEY!r}] is an unknown log level: "
                                        f"{meta.log_level!r}")

@@ -309,14 +309,20 @@ def require_scopes(needed: Sequence[str], principal: Any, what: str) -> None:
                        {"error": "insufficient_scope", "scope": scopes})
 
 
-def check_request_scopes(app: Any, messages: Iterable[Any], principal: Any) -> None:
+def check_request_scopes(app: Any, messages: Iterable[Any], principal: Any, tool: Any = None) -> None:
     """The HTTP app's check before any handler runs: 403 for a request whose tool, resource or
-    prompt needs a scope the token lacks, with a step-up challenge when the app is protected."""
+    prompt needs a scope the token lacks, with a step-up challenge when the app is protected.
+    ``tool``: the one a lone tools/call names, when the app has looked it up already."""
     for message in messages:
         method = getattr(message, "method", None)
         if method not in SCOPED_METHODS:
             continue
-        needed, what = scopes_needed(app.server, method, getattr(message, "params", None))
+        if tool is not None and method == "tools/call":
+            if not tool.scopes:
+                continue
+            needed, what = tuple(tool.scopes), f"tool {tool.name!r}"
+        else:
+            needed, what = scopes_needed(app.server, method, getattr(message, "params", None))
         if not needed or all(scope in granted(principal) for scope in needed):
             continue
         if isinstance(app.auth, ProtectedResource):

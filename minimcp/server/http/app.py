@@ -44,9 +44,19 @@ from ...protocol.stateless import RequestMeta, modern_version
 from ...protocol.versions import HTTP_DEFAULT_VERSION, LEGACY_VERSIONS, MODERN_VERSION, knows
 from ..auth.protection import WELL_KNOWN, ProtectedResource, check_request_scopes
 from ..connection import ServerConnection
-from ..methods import answer_at_once, answer_in_session, needs_no_session, runs_inline
+from ..context import Context
 from .get_stream import serve_get
-from .replies import SSE_HEADERS, STATUS, HTTPError, error, modern_status, read_body, reply, session_not_found
+from .replies import (
+    SSE_HEADERS,
+    STATUS,
+    HTTPError,
+    error,
+    error_status,
+    modern_status,
+    read_body,
+    reply,
+    session_not_found,
+)
 from .request import HEADER_NAME
 from .security import LOCAL_HOSTS, authenticate, check_host_and_origin, check_owner
 from .sse import LegacyEndpoints
@@ -61,6 +71,38 @@ __all__ = ["MCPApp"]
 log: "Logger" = get_logger(__name__)
 _Environ = Dict[str, Any]  # a WSGI environ, and the start_response that comes with it (PEP 3333)
 _Start = Callable[..., Any]
+
+
+#: Methods whose handlers are minimcp's own quick code (no user code that could wait).
+QUICK = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list",
+                   "server/discover", "ping", "logging/setLevel"})
+
+
+def runs_here(server: "Server", message: Any, tool: Any = None) -> bool:
+    """Run this request on the thread that read its POST? Yes when its handler cannot wait on
+    the client or be cancelled: our quick methods, and tools with no ``ctx`` (they can ask the
+    client nothing and cannot see a cancel). Anything with a ``ctx`` runs on a worker, so that
+    this thread can stream what it sends (progress, logs, its questions to the client).
+    ``tool``: the one a tools/call names, if the caller has looked it up."""
+    method = getattr(message, "method", None)
+    if method in QUICK:
+        return True
+    if method == "tools/call":
+        if tool is None:
+            tool = server.get_tool((message.params or {}).get("name") or "")
+        return tool is not None and tool.can_run_inline
+    return False
+
+
+def answers_here(server: "Server", request: Request, tool: Any, log_level: Optional[str]) -> bool:
+    """Answer this request in its POST's own body, with no response stream? When it
+    :func:`runs_here`, the client asked for no log messages (``log_level``: in ``_meta``, the
+    session's level, or the server's default), and it is no task (a task outlives its request):
+    then nothing can be sent before its answer, and nothing can cancel it. Not under ``trace``
+    (the session prints the stream)."""
+    if log_level is not None or server.trace or not runs_here(server, request, tool):
+        return False
+    return tool is None or tool.task is None
 
 
 class MCPApp:
@@ -169,6 +211,10 @@ class MCPApp:
     # -- POST: one client message ---------------------------------------------------------
 
     def _post(self, environ: _Environ, headers: Dict[str, str], principal: Any, start_response: _Start) -> Any:
+        """One POST, of either era, by one path: checked, given its connection (the session's, or
+        one of its own for a 2026-07-28 request and a stateless app's), then answered here, in the
+        POST's body, when nothing can be sent before its answer (:func:`answers_here`), else
+        through a response stream (JSON if the answer comes first and quickly, else SSE)."""
         if not environ.get("CONTENT_TYPE", "").startswith("application/json"):
             raise HTTPError(415, "Unsupported Media Type: send Content-Type: application/json")
         accept = headers.get("accept", "")
@@ -177,81 +223,88 @@ class MCPApp:
         parsed = jsonrpc.parse(read_body(environ, self.max_body))
         if type(parsed) is Malformed:
             raise HTTPError(400, parsed.message, parsed.code)
-        if type(parsed) is not list and (modern_version(getattr(parsed, "params", None)) is not None
-                                         or headers.get("mcp-protocol-version") == MODERN_VERSION):
-            return self._post_modern(parsed, headers, principal, start_response)
-        messages = parsed if type(parsed) is list else [parsed]
-        check_request_scopes(self, messages, principal)  # before any handler runs: 403 to step up from
-        if type(parsed) is list and any(type(m) is Request and m.method == "initialize" for m in parsed):
+        batch = type(parsed) is list
+        request: Optional[Request] = parsed if type(parsed) is Request else None
+        # The tool a tools/call names, looked up once for the header, scope and thread decisions.
+        tool = self.server.get_tool((request.params or {}).get("name") or "") \
+            if request is not None and request.method == "tools/call" else None
+        meta: Optional[RequestMeta] = None
+        per_request = not batch and (modern_version(getattr(parsed, "params", None)) is not None
+                                     or headers.get("mcp-protocol-version") == MODERN_VERSION)
+        if per_request:  # 2026-07-28: headers mirror the body; errors are HTTP statuses (basic/transports)
+            problem = check_headers(parsed, headers, tool.input_schema if tool is not None else None)
+            if problem:  # first: a header that contradicts the body is -32020 whatever the body says
+                return error(start_response, 400, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}",
+                             request_id=getattr(parsed, "id", None))
+        messages: List[Any] = parsed if type(parsed) is list else [parsed]
+        check_request_scopes(self, messages, principal, tool)  # before any handler runs: 403 to step up from
+        if per_request and request is not None:
+            try:
+                meta = RequestMeta(request.params or {})
+            except RPCError as exc:  # -32602 / -32022: bad or missing _meta
+                return error(start_response, 400, exc.code, exc.message, request_id=request.id, data=exc.data)
+        if batch and any(type(m) is Request and m.method == "initialize" for m in messages):
             # spec 2025-03-26 basic/lifecycle: initialize MUST NOT be part of a batch (refused before
             # a session is opened for it, which nobody could then use)
             raise HTTPError(400, "Invalid Request: initialize cannot be part of a JSON-RPC batch")
-        if (self.stateless and type(parsed) is Request and parsed.method != "initialize"
-                and needs_no_session(self.server, parsed, self.server.log_level)):  # as for 2026-07-28
-            version = self._legacy_version(headers) or HTTP_DEFAULT_VERSION  # (no header: 2025-03-26)
-            return reply(start_response, 200, answer_at_once(self.server, parsed, principal, version))
-        connection, new_session = self._connection_for(messages, headers, principal)
-        if type(parsed) is list and not connection.allows_batches():
-            self._end_if_stateless(connection)
+        connection, new_session = self._connection_for(messages, headers, principal, per_request)
+        one_post = per_request or self.stateless  # the connection lives for this POST alone
+        if batch and not connection.allows_batches():
+            self._end_if_one_post(connection, one_post)
             raise HTTPError(400, "Invalid Request: JSON-RPC batches are allowed only in protocol version 2025-03-26")
-        if (new_session is None and type(parsed) is Request and not self.stateless
-                and needs_no_session(self.server, parsed, connection.log_level)):
-            return reply(start_response, 200, answer_in_session(connection.session, parsed))  # nothing to stream
-        requests = {m.id for m in messages if type(m) is Request}
-        if not requests:
+        if request is None and not any(type(m) is Request for m in messages):  # notifications, responses
             for message in messages:
                 connection.session.receive(message)
-            self._end_if_stateless(connection)
+            self._end_if_one_post(connection, one_post)
             return reply(start_response, 202)
+        if request is not None and new_session is None and request.method != "initialize" and answers_here(
+                self.server, request, tool, meta.log_level if meta is not None else connection.log_level):
+            answer = self._answer_here(connection, request, meta)
+            self._end_if_one_post(connection, one_post)
+            status = error_status(answer) if per_request else 200
+            return reply(start_response, status, self._encoded(connection, request, answer))
         transport: HTTPSessionTransport = connection.session.transport
-        if type(parsed) is Request and transport.awaits(parsed.id):
+        if request is not None and transport.awaits(request.id):
             # The id of a request in flight: refused here, in this POST's body. On a stream of its
             # own the refusal would take the id's stream, and the first request's answer with it.
-            return reply(start_response, 200, jsonrpc.encode(id_in_use(parsed.id)))
-        stream = transport.open_stream(requests)
+            return reply(start_response, 200, jsonrpc.encode(id_in_use(request.id)))
+        stream = transport.open_stream({m.id for m in messages if type(m) is Request})
         for message in messages:
-            connection.session.receive(message, inline=runs_inline(self.server, message))
+            connection.session.receive(message, inline=runs_here(self.server, message, tool))
         extra = []
         if new_session is not None:
             if connection.protocol_version is None:  # initialize failed: no session after all
                 self._end_session(new_session)
             else:
                 extra.append(("Mcp-Session-Id", new_session))
-        return self._answer(stream, connection, type(parsed) is list, extra, start_response)
+        return self._answer(stream, connection, batch, extra, start_response,
+                            per_request=request.id if per_request and request is not None else None,
+                            one_post=one_post)
 
-    def _post_modern(self, message: Any, headers: Dict[str, str], principal: Any, start_response: _Start) -> Any:
-        """One 2026-07-28 message: no session, headers that mirror the body, errors as HTTP statuses
-        (spec 2026-07-28 basic/transports "Server validation"), with the request's id."""
-        request_id = getattr(message, "id", None)
-        tool = None
-        if getattr(message, "method", None) == "tools/call":
-            tool = self.server.get_tool((message.params or {}).get("name") or "")
-        problem = check_headers(message, headers, tool.input_schema if tool is not None else None)
-        if problem:  # first: a header that contradicts the body is -32020 whatever the body says
-            return error(start_response, 400, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}",
-                         request_id=request_id)
-        if type(message) is Request:
-            check_request_scopes(self, [message], principal)
-            try:
-                meta = RequestMeta(message.params or {})
-            except RPCError as exc:  # -32602 / -32022: bad or missing _meta
-                return error(start_response, 400, exc.code, exc.message, request_id=request_id, data=exc.data)
-            if needs_no_session(self.server, message, meta.log_level):  # nothing to stream or cancel
-                body = answer_at_once(self.server, message, principal)
-                return reply(start_response, modern_status(body), body)
-        connection = self._new_connection(principal, session=False)
-        if type(message) is not Request:
-            connection.session.receive(message)
-            connection.session.close()
-            return reply(start_response, 202)
-        stream = connection.session.transport.open_stream({message.id})
-        connection.session.receive(message, inline=runs_inline(self.server, message))
-        return self._answer(stream, connection, False, [], start_response, modern_request=message.id)
+    def _answer_here(self, connection: ServerConnection, request: Request, meta: Optional[RequestMeta]) -> Any:
+        """Run ``request`` on this thread through the one dispatch (in flight in its session
+        meanwhile: its id taken, close() waits for it) and return its answer."""
+        session = connection.session
+        ctx = Context(session, request, session.handlers[request.method])  # (answers_here: a known method)
+        ctx.modern = meta  # (parsed once, here: the 2026-07-28 handler reads it from ctx)
+        return session.answer_here(ctx)
 
-    def _connection_for(self, messages: List[Any], headers: Dict[str, str],
-                        principal: Any) -> Tuple[ServerConnection, Optional[str]]:
-        """The connection a POST belongs to, and the new session id if it starts one."""
+    @staticmethod
+    def _encoded(connection: ServerConnection, request: Request, answer: Any) -> bytes:
+        try:
+            return jsonrpc.encode(answer)
+        except (TypeError, ValueError) as exc:  # the result is not JSON
+            log.error("%s: result of %r cannot be sent: %s", connection.session.name, request.method, exc)
+            return jsonrpc.encode(jsonrpc.ErrorResponse(request.id, jsonrpc.INTERNAL_ERROR,
+                                                        f"Internal error: result is not JSON-serialisable: {exc}"))
+
+    def _connection_for(self, messages: List[Any], headers: Dict[str, str], principal: Any,
+                        per_request: bool = False) -> Tuple[ServerConnection, Optional[str]]:
+        """The connection a POST belongs to, and the new session id if it starts one. A 2026-07-28
+        request (``per_request``) and a stateless app's POST get a connection of their own."""
         connection: Optional[ServerConnection]  # (narrowed where it is set)
+        if per_request:
+            return self._new_connection(principal, session=False), None
         initializing = any(type(m) is Request and m.method == "initialize" for m in messages)
         version = self._legacy_version(headers)
         if self.stateless:
@@ -328,7 +381,8 @@ class MCPApp:
         return self.server.open_connection(transport, principal=principal, workers=self.workers, track=session)
 
     def _answer(self, stream: OutStream, connection: ServerConnection, batch: bool,
-                extra: List[Tuple[str, str]], start_response: _Start, modern_request: Any = None) -> Any:
+                extra: List[Tuple[str, str]], start_response: _Start, per_request: Any = None,
+                one_post: bool = False) -> Any:
         """JSON if the handler's first message is its answer and comes quickly; SSE otherwise.
 
         A handler that takes longer than ``sse_after`` gets an SSE response at once, so the client
@@ -339,10 +393,10 @@ class MCPApp:
             if first and all(is_response for _, is_response in first) and stream.done:
                 answers = [data for data, _ in first]  # as jsonrpc.encode made them: sent unchanged
                 body = answers[0] if not batch else b"[" + b",".join(answers) + b"]"
-                if modern_request is not None:
+                if per_request is not None:
                     connection.session.close()
                     return reply(start_response, modern_status(answers[0]), body, extra)
-                self._end_if_stateless(connection)
+                self._end_if_one_post(connection, one_post)
                 return reply(start_response, 200, body, extra)
             if not self.json_response:
                 break
@@ -354,9 +408,9 @@ class MCPApp:
                     stream.cond.wait()
         start = stream.switch_to_sse()
         start_response(STATUS[200], SSE_HEADERS + extra)
-        if modern_request is not None:
-            return self._modern_sse_body(stream, start, connection, modern_request)
-        return self._sse_body(stream, start, connection)
+        if per_request is not None:
+            return self._modern_sse_body(stream, start, connection, per_request)
+        return self._sse_body(stream, start, connection, one_post)
 
     def _modern_sse_body(self, stream: OutStream, start: str, connection: ServerConnection,
                          request_id: Any) -> Iterable[bytes]:
@@ -375,12 +429,13 @@ class MCPApp:
                 connection.session.cancel_incoming(request_id)
             connection.session.close()
 
-    def _sse_body(self, stream: OutStream, start: str, connection: ServerConnection) -> Iterable[bytes]:
+    def _sse_body(self, stream: OutStream, start: str, connection: ServerConnection,
+                  one_post: bool) -> Iterable[bytes]:
         try:
             yield from self._priming(connection, start)
             yield from stream.events(after=start)
         finally:
-            self._end_if_stateless(connection)
+            self._end_if_one_post(connection, one_post)
 
     def _priming(self, connection: ServerConnection, start: str) -> List[bytes]:
         """The event a stream opens with, from 2025-11-25 on: spec basic/transports "prime the
@@ -390,8 +445,9 @@ class MCPApp:
             return []
         return [format_event(b"", start, event="", retry_ms=self.retry_ms)]
 
-    def _end_if_stateless(self, connection: ServerConnection) -> None:
-        if self.stateless:
+    def _end_if_one_post(self, connection: ServerConnection, one_post: bool) -> None:
+        """Close a connection that lived for one POST (2026-07-28, a stateless app's)."""
+        if one_post:
             connection.session.close(grace=self.server.timeout)
 
     # -- the session a GET or DELETE names; GET itself is in get_stream.py ----------------------

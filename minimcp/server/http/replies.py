@@ -80,13 +80,21 @@ def read_body(environ: Dict[str, Any], max_body: int) -> bytes:
 
 
 def modern_status(answer: bytes) -> int:
-    """The HTTP status of a 2026-07-28 answer: 400 for bad requests, 404 for unknown methods."""
+    """The HTTP status of a 2026-07-28 answer, as encoded bytes (see :func:`error_status`)."""
     if b'"error":{' not in answer[:300]:  # our encoder puts "error" right after the id
         return 200
-    code = json.loads(answer).get("error", {}).get("code")
-    if code == jsonrpc.METHOD_NOT_FOUND:
-        return 404
-    if code in (jsonrpc.INVALID_PARAMS, jsonrpc.HEADER_MISMATCH, jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY,
-                jsonrpc.UNSUPPORTED_PROTOCOL_VERSION):
-        return 400
-    return 200
+    return _STATUS_OF_CODE.get(json.loads(answer).get("error", {}).get("code"), 200)
+
+
+def error_status(answer: Any) -> int:
+    """The HTTP status of a 2026-07-28 answer (spec 2026-07-28 basic/transports "Server
+    validation"): 404 for an unknown method, 400 for a bad request, else 200."""
+    if type(answer) is not ErrorResponse:
+        return 200
+    return _STATUS_OF_CODE.get(answer.code, 200)
+
+
+_STATUS_OF_CODE = {jsonrpc.METHOD_NOT_FOUND: 404, jsonrpc.INVALID_PARAMS: 400, jsonrpc.HEADER_MISMATCH: 400,
+                   jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY: 400, jsonrpc.UNSUPPORTED_PROTOCOL_VERSION: 400}
+
+
