@@ -613,6 +613,12 @@ class Session:
             self._reading is not None and current in self._reading.threads)
 
     def _shut_down(self, grace: float) -> None:
+        if not self._incoming and self._reading is None and self._dispatcher.thread is None:
+            # Nothing runs, reads or dispatches (an HTTP POST's own session, answered): the end is
+            # the transport's close and the pending requests' failure, nothing to wait for or join.
+            self.transport.close()
+            self.connection_lost(ConnectionClosed("the session was closed"))
+            return
         self._incoming.cancel_held()  # requests held open for the peer: no grace for them
         for ctx in self._incoming.drain(grace, lambda: self._stopping):  # those still running after the grace
             ctx.cancelled.set()

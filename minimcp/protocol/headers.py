@@ -23,7 +23,8 @@ def encode_header_value(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     text = str(value)
-    plain = (text and text == text.strip() and all(0x20 <= ord(c) < 0x7F for c in text)
+    # plain: visible ASCII and space, 0x20 to 0x7E (isprintable() refuses control characters and DEL)
+    plain = (text and text == text.strip() and text.isascii() and text.isprintable()
              and not (text.startswith("=?base64?") and text.endswith("?=")))
     return text if plain else "=?base64?" + base64.b64encode(text.encode("utf-8")).decode("ascii") + "?="
 

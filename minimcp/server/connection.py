@@ -168,8 +168,9 @@ class ServerConnection:
             require_scopes(tool.scopes, ctx.principal, f"tool {name!r}")
         version = ctx.protocol_version or PROTOCOL_VERSION
         bridge = self.server.log_bridge
-        if not bridge.can_forward():  # no record could reach the client: no mapping (the with's 4 calls saved)
-            return tool.call(arguments, ctx, version)
+        meta = ctx.modern  # a 2026-07-28 request that asked for no log level can be sent none
+        if (meta is not None and meta.log_level is None) or not bridge.can_forward():
+            return tool.call(arguments, ctx, version)  # no record could reach the client: no mapping
         with bridge.handling(ctx):
             return tool.call(arguments, ctx, version)
 

@@ -71,8 +71,14 @@ def _later(module: str, name: str) -> Callable[..., Any]:
     return answer
 
 
-#: ``server.stateless.serve(connection, answer, params, ctx)``: every 2026-07-28 request goes through it.
-_serve_modern = _later("stateless", "serve")
+def _serve_modern(connection: Any, answer: Any, params: Dict[str, Any], ctx: Context) -> Any:
+    """``server.stateless.serve(connection, answer, params, ctx)``, which every 2026-07-28 request
+    goes through: imported with the first one, then called directly (this name is rebound to it)."""
+    global _serve_modern
+    from .stateless import serve
+
+    _serve_modern = serve
+    return serve(connection, answer, params, ctx)
 
 
 #: method -> (the code that answers it: ``answer(connection, params, ctx)``, the eras that have it)

@@ -266,7 +266,7 @@ class StreamableHTTPTransport(Transport):
 
     def _handle(self, message: Any, response: Answer, deliver: Callable[[Any], None],
                 deadline: Optional[float]) -> None:
-        request_ids = _request_ids(message)
+        request_ids = {message.id} if type(message) is Request else _request_ids(message)
         content_type = response.headers.get("Content-Type", "")  # (read once: a header lookup is not free)
         if type(message) is Request and not content_type.startswith("text/event-stream"):
             with self._lock:
@@ -288,8 +288,10 @@ class StreamableHTTPTransport(Transport):
                 self._read_later(response, request_ids)
             return
         try:
-            with response:
+            try:
                 body = response.content
+            finally:
+                response.close()  # (read to its end: the connection goes back to the pool)
         except requests.RequestException:
             if deadline is not None and monotonic() >= deadline - 0.001:
                 return  # the call's own timeout, mid-body: it gives up (and cancels)
