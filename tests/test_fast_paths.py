@@ -26,8 +26,8 @@ from minimcp.engine.session import Session
 from minimcp.errors import ConnectionClosed, RPCError, Timeout
 from minimcp.protocol.jsonrpc import Request
 from minimcp.protocol.stateless import RequestMeta
-from minimcp.server.http.wsgiserver import BackgroundServer
 from minimcp.server.http.app import answers_here
+from minimcp.server.http.wsgiserver import BackgroundServer
 from minimcp.transports.memory import pair
 
 from conftest import PY
@@ -328,7 +328,7 @@ def test_the_built_in_server_reads_each_header_once_and_as_before():
     assert "HTTP_CONTENT_TYPE" not in seen and "HTTP_CONTENT_LENGTH" not in seen and seen["HTTP_HOST"] == "127.0.0.1"
 
 
-def legacy_post(url: str, body: dict, version: str = "2025-11-25") -> requests.Response:
+def handshake_post(url: str, body: dict, version: str = "2025-11-25") -> requests.Response:
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
     if version:
         headers["MCP-Protocol-Version"] = version
@@ -338,18 +338,18 @@ def legacy_post(url: str, body: dict, version: str = "2025-11-25") -> requests.R
 def test_a_stateless_app_answers_a_handshake_era_request_at_once_as_before():
     server = stateless_server(threading.Event())
     with BackgroundServer(server.wsgi_app(stateless=True)) as running:
-        ok = legacy_post(running.url, {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        ok = handshake_post(running.url, {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
                                        "params": {"name": "echo", "arguments": {"text": "hi"}}})
         assert ok.status_code == 200 and "Mcp-Session-Id" not in ok.headers
         assert ok.json() == {"jsonrpc": "2.0", "id": 4, "result": {
             "content": [{"type": "text", "text": "hi"}], "isError": False}}  # no resultType: not 2026-07-28
-        listed = legacy_post(running.url, {"jsonrpc": "2.0", "id": 5, "method": "tools/list"}, version="")
+        listed = handshake_post(running.url, {"jsonrpc": "2.0", "id": 5, "method": "tools/list"}, version="")
         assert "echo" in [tool["name"] for tool in listed.json()["result"]["tools"]]  # (no header: 2025-03-26)
-        ping = legacy_post(running.url, {"jsonrpc": "2.0", "id": 6, "method": "ping"}).json()
+        ping = handshake_post(running.url, {"jsonrpc": "2.0", "id": 6, "method": "ping"}).json()
         assert ping == {"jsonrpc": "2.0", "id": 6, "result": {}}
-        bad = legacy_post(running.url, {"jsonrpc": "2.0", "id": 7, "method": "tools/list"}, version="1999-01-01")
+        bad = handshake_post(running.url, {"jsonrpc": "2.0", "id": 7, "method": "tools/list"}, version="1999-01-01")
         assert bad.status_code == 400 and "unsupported MCP-Protocol-Version" in bad.text
-        refused = legacy_post(running.url, {"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": {"cursor": 5}})
+        refused = handshake_post(running.url, {"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": {"cursor": 5}})
         assert refused.status_code == 200 and refused.json()["error"]["code"] == -32602
         with minimcp.connect(running.url + "/mcp", protocol="2025-11-25") as client:  # the handshake still works
             assert client.call_tool("echo", {"text": "via client"}).text == "via client"
@@ -359,7 +359,7 @@ def test_a_stateless_app_with_a_default_log_level_still_streams_the_logs():
     server = stateless_server(threading.Event())
     server.log_level = "info"  # every client gets info and above: the request needs its stream
     with BackgroundServer(server.wsgi_app(stateless=True)) as running:
-        loud = legacy_post(running.url, {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        loud = handshake_post(running.url, {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                                          "params": {"name": "chatty", "arguments": {"text": "y"}}})
         assert loud.headers["Content-Type"].startswith("text/event-stream")
         events = [json.loads(line[5:]) for line in loud.text.splitlines() if line.startswith("data:") and line[5:].strip()]
@@ -473,7 +473,7 @@ def test_a_session_request_answered_in_its_own_post_answers_as_the_stream_would(
 
     app = server.wsgi_app()
     with BackgroundServer(app) as running:
-        init = legacy_post(running.url, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        init = handshake_post(running.url, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
         sid = init.headers["Mcp-Session-Id"]
         assert session_post(running.url, sid, {"jsonrpc": "2.0", "method": "notifications/initialized"}).status_code == 202

@@ -203,7 +203,7 @@ def test_the_client_answers_input_requests_by_itself():
             "action": "accept", "content": {"name": "Lin"}},
             sampling_handler=lambda p: {"role": "assistant", "content": {"type": "text", "text": "yo"},
                                         "model": "m"}) as client:
-        assert client.modern and client.protocol_version == "2026-07-28"
+        assert client.era == "stateless" and client.protocol_version == "2026-07-28"
         assert client.call_tool("greet").text == "Hello, Lin!"
         assert client.call_tool("two_at_once").text == "Lin / yo"
     assert asked[0]["message"] == "Your name?"
@@ -315,7 +315,7 @@ def test_the_client_listens_for_list_changes_and_updates():
     changed, updated = threading.Event(), []
     with minimcp.connect("memory", server=server, on_tools_changed=changed.set,
                          on_resource_updated=updated.append) as client:
-        assert client.modern
+        assert client.era == "stateless"
         client.subscribe_resource("mem://doc")
         server.add_tool(lambda: "x", name="late")
         assert changed.wait(5)

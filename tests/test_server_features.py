@@ -60,7 +60,7 @@ def kb(request):
                "websocket": http.url.replace("http://", "ws://") + "/ws"}[transport]
         return minimcp.connect(url, timeout=20, protocol=protocol, **handlers)
 
-    connect.modern = era == "2026"
+    connect.stateless = era == "2026"
     yield connect
     for http in running:
         http.stop()
@@ -100,7 +100,7 @@ def test_logging_reaches_the_client_only_after_set_level(kb):
         client.call_tool("search", {"query": "mcp"})
         client.set_logging_level("info")
         client.call_tool("search", {"query": "futures"})
-        if kb.modern:  # 2026-07-28: the level rides on each request; the client checks it
+        if kb.stateless:  # 2026-07-28: the level rides on each request; the client checks it
             with pytest.raises(ValueError, match="loud"):
                 client.set_logging_level("loud")
         else:
@@ -125,12 +125,12 @@ def test_progress_then_cancellation_stops_the_tool_early(kb):
         client.set_logging_level("warning")
         with pytest.raises(minimcp.Timeout):
             client.call_tool("reindex", {"seconds_per_doc": 30}, timeout=0.3)
-        if not kb.modern:  # 2026-07-28 logs are request-scoped: a cancelled request's never arrive
+        if not kb.stateless:  # 2026-07-28 logs are request-scoped: a cancelled request's never arrive
             assert done.wait(10)
         assert client.call_tool("search", {"query": "mcp"}).structured["result"][0]["doc_id"] == "mcp"
     assert progress == [(1, 4, "indexed threads"), (2, 4, "indexed queues"), (3, 4, "indexed futures"),
                         (4, 4, "indexed mcp")]
-    assert logs == ([] if kb.modern else ["reindex cancelled after 0 documents"])
+    assert logs == ([] if kb.stateless else ["reindex cancelled after 0 documents"])
 
 
 def test_sampling_goes_to_the_clients_handler(kb):
@@ -151,7 +151,7 @@ def test_a_failing_sampling_handler_is_an_error_not_a_hang(kb):
         raise RuntimeError("model offline")
 
     with kb(sampling_handler=broken) as client:
-        if kb.modern:  # the client answers input requests itself: its call fails, with the cause
+        if kb.stateless:  # the client answers input requests itself: its call fails, with the cause
             with pytest.raises(minimcp.MCPError, match="model offline"):
                 client.call_tool("summarize", {"doc_id": "mcp"})
             return
@@ -248,8 +248,8 @@ def test_unknown_resources_are_32002(uri, kb):
         with pytest.raises(minimcp.RPCError) as info:
             client.read_resource(uri)
         # spec 2026-07-28 server/resources: not found is -32602 there
-        assert info.value.code == (-32602 if kb.modern else -32002) and info.value.data["uri"] == uri
-        if uri != "kb://docs/nope" and not kb.modern:  # a template's URI may be subscribed to before it exists
+        assert info.value.code == (-32602 if kb.stateless else -32002) and info.value.data["uri"] == uri
+        if uri != "kb://docs/nope" and not kb.stateless:  # a template's URI may be subscribed to before it exists
             with pytest.raises(minimcp.RPCError) as info:
                 client.subscribe_resource(uri)
             assert info.value.code == -32002

@@ -54,7 +54,7 @@ server.run()
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+STATELESS_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                "io.modelcontextprotocol/clientCapabilities": {}}
 
 
@@ -178,7 +178,7 @@ def test_an_open_listen_request_does_not_hold_up_the_exit(stuck_server):
     once the peer is gone there is nothing to wait for, so no grace period is spent on it."""
     server = stuck_server()
     server.send({"jsonrpc": "2.0", "id": 5, "method": "subscriptions/listen",
-                 "params": {"notifications": {"toolsListChanged": True}, "_meta": MODERN_META}})
+                 "params": {"notifications": {"toolsListChanged": True}, "_meta": STATELESS_META}})
     assert server.recv()["method"] == "notifications/subscriptions/acknowledged"
     closed = time.monotonic()
     server.proc.stdin.close()

@@ -107,7 +107,7 @@ def test_lifecycle(transport):
 
 def test_handshake_client_gets_plain_results():
     with minimcp.connect([PY, TASKS_SERVER], protocol="2025-11-25", timeout=20) as client:
-        assert not client.modern  # no per-request capabilities, so no tasks: the tool runs as a plain call
+        assert client.era == "handshake"  # no per-request capabilities, so no tasks: the tool runs as a plain call
         assert client.call_tool("work", {"seconds": 0, "tag": "old"}).text == "worked old"
 
 

@@ -12,7 +12,7 @@ import pytest
 from minimcp import Server
 from minimcp.engine.session import Session
 from minimcp.protocol import versions
-from minimcp.protocol.versions import FEATURES, LEGACY_VERSIONS, MODERN_VERSION, knows, strip
+from minimcp.protocol.versions import FEATURES, HANDSHAKE_VERSIONS, STATELESS_VERSION, knows, strip
 from minimcp.transports import memory
 
 ICONS = [{"src": "https://example.com/i.png", "mimeType": "image/png"}]
@@ -30,9 +30,9 @@ EXPECTED = {
                    "prompt": {"name", "title", "description", "arguments", "_meta"}},
 }
 EXPECTED["2025-11-25"] = {kind: keys | {"icons"} for kind, keys in EXPECTED["2025-06-18"].items()}
-EXPECTED[MODERN_VERSION] = EXPECTED["2025-11-25"]
+EXPECTED[STATELESS_VERSION] = EXPECTED["2025-11-25"]
 
-MODERN_META = {"io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+STATELESS_META = {"io.modelcontextprotocol/protocolVersion": STATELESS_VERSION,
                "io.modelcontextprotocol/clientCapabilities": {},
                "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"}}
 
@@ -80,9 +80,9 @@ def listed(version: str) -> dict:
     """kind -> the first definition each list method sends a client of ``version``."""
     session = open_session(make_server())
     try:
-        if version == MODERN_VERSION:
+        if version == STATELESS_VERSION:
             def ask(method):
-                return session.request(method, {"_meta": MODERN_META})
+                return session.request(method, {"_meta": STATELESS_META})
         else:
             session.request("initialize", {"protocolVersion": version, "capabilities": {}, "clientInfo": {}})
             session.notify("notifications/initialized")
@@ -93,7 +93,7 @@ def listed(version: str) -> dict:
         session.close()
 
 
-@pytest.mark.parametrize("version", LEGACY_VERSIONS + (MODERN_VERSION,))
+@pytest.mark.parametrize("version", HANDSHAKE_VERSIONS + (STATELESS_VERSION,))
 def test_each_version_is_sent_the_definition_fields_its_schema_has(version):
     """spec schema.ts of each version: annotations 2025-03-26; title, outputSchema, _meta 2025-06-18;
     icons 2025-11-25. strip() is what decides it, so it agrees with the wire."""
@@ -113,7 +113,7 @@ def test_each_version_is_sent_the_definition_fields_its_schema_has(version):
      {"batches", "sse_priming", "elicitation_mode", "tool.icons"}),
     ("2025-11-25", {"handshake", "sse_priming", "elicitation_mode", "sampling_tools", "tool.icons"},
      {"stateless", "cache_hints"}),
-    (MODERN_VERSION, {"stateless", "cache_hints", "tool.icons", "structured_content"}, {"handshake", "batches"}),
+    (STATELESS_VERSION, {"stateless", "cache_hints", "tool.icons", "structured_content"}, {"handshake", "batches"}),
 ])
 def test_knows_per_version(version, has, lacks):
     """What each version's changelog added and what it still lacks, including the two features
@@ -162,8 +162,8 @@ def test_a_resource_read_carries_its_own_scope(uri, hints):
     lists carry the server's."""
     session = open_session(make_server())
     try:
-        read = session.request("resources/read", {"uri": uri, "_meta": MODERN_META})
-        listed = session.request("resources/list", {"_meta": MODERN_META})
+        read = session.request("resources/read", {"uri": uri, "_meta": STATELESS_META})
+        listed = session.request("resources/list", {"_meta": STATELESS_META})
     finally:
         session.close()
     assert (read["ttlMs"], read["cacheScope"]) == hints

@@ -19,7 +19,7 @@ from ..engine.middleware import Middleware
 from ..engine.session import Handler, Session
 from ..errors import CapabilityError, ProtocolError
 from ..protocol.levels import LOG_LEVELS
-from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSION, PROTOCOL_VERSION, SDK_VERSION, knows
+from ..protocol.versions import HANDSHAKE_VERSIONS, PROTOCOL_VERSION, SDK_VERSION, STATELESS_VERSION, knows
 from . import answers, handshake, tasks, wire
 from .answers import Roots
 from .results import Completion, Prompt, PromptResult, Resource, ResourceResult, ResourceTemplate, Tool, ToolResult
@@ -28,7 +28,7 @@ from .stateless import Listener, StatelessSide
 #: How many pages a list call follows before deciding the server loops.
 MAX_PAGES = 10_000
 #: What the client can speak, for ``protocol=``.
-PROTOCOLS = ("auto", MODERN_VERSION) + LEGACY_VERSIONS
+PROTOCOLS = ("auto", STATELESS_VERSION) + HANDSHAKE_VERSIONS
 
 
 def check_protocol(protocol: str) -> str:
@@ -91,7 +91,7 @@ class Client:
         server_capabilities: the capabilities the server declared; a call whose
             capability is missing raises :class:`~minimcp.CapabilityError`.
         instructions: the server's instructions for the model, or None.
-        modern: True when the server speaks the stateless 2026-07-28 protocol.
+        era: ``"stateless"`` when the server speaks 2026-07-28, else ``"handshake"``.
         stateless: the 2026-07-28 side of this client
             (:class:`~minimcp.client.stateless.StatelessSide`): its cache,
             subscriptions and listen request.
@@ -160,9 +160,11 @@ class Client:
         return middleware
 
     @property
-    def modern(self) -> bool:
-        """True once the server and client agreed on the stateless 2026-07-28 protocol."""
-        return self.stateless.active
+    def era(self) -> str:
+        """``"stateless"`` once the server and client agreed on 2026-07-28 (each request carries
+        its version and capabilities), else ``"handshake"`` (``initialize`` first; the versions
+        up to 2025-11-25)."""
+        return "stateless" if self.stateless.active else "handshake"
 
     def __enter__(self) -> "Client":
         return self
@@ -175,7 +177,7 @@ class Client:
     def capabilities(self) -> Dict[str, Any]:
         """The capabilities this client declares: one per handler it was given."""
         return answers.declared(self.sampling_handler, self.sampling_tools, self.elicitation_handler,
-                                self.elicitation_modes, self.roots, stateless=self.modern)
+                                self.elicitation_modes, self.roots, stateless=self.stateless.active)
 
     def initialize(self, timeout: Optional[float] = None) -> Dict[str, Any]:
         """Find out which era the server is in and introduce the client; return what the server said.
@@ -184,7 +186,7 @@ class Client:
         first (spec 2026-07-28 "era detection"); a handshake-era server gets the
         handshake (spec basic/lifecycle "Initialization"), which offers
         :data:`~minimcp.protocol.versions.PROTOCOL_VERSION` and accepts any version
-        in :data:`~minimcp.protocol.versions.LEGACY_VERSIONS` that the server picks.
+        in :data:`~minimcp.protocol.versions.HANDSHAKE_VERSIONS` that the server picks.
 
         ``timeout`` (default: the client's) bounds the whole of it: with
         ``protocol="auto"`` the probe may take half, so a server that ignores
@@ -228,7 +230,7 @@ class Client:
 
     def ping(self, timeout: Optional[float] = None) -> None:
         """Check that the server answers (spec basic/utilities/ping; ``server/discover`` on 2026-07-28)."""
-        if self.modern:
+        if self.stateless.active:
             self.session.request("server/discover", {"_meta": self.stateless.meta()}, timeout=timeout)
         else:
             self.session.request("ping", None, timeout=timeout)
@@ -260,7 +262,7 @@ class Client:
         the rules is left out (with a warning), as the spec requires.
         """
         tools = list(self.iter_tools(timeout=timeout))
-        if self.modern:
+        if self.stateless.active:
             tools = self.stateless.mirror_headers(tools)
         self._tools = tools
         return tools
@@ -347,7 +349,7 @@ class Client:
     def subscribe_resource(self, uri: str, *, timeout: Optional[float] = None) -> None:
         """Ask to be told when ``uri`` changes (see ``on_resource_updated``)."""
         self._require("resources", "subscribe")
-        if self.modern:  # 2026-07-28: a listen request carries the subscriptions
+        if self.stateless.active:  # 2026-07-28: a listen request carries the subscriptions
             self.stateless.subscribed.add(uri)
             return self._relisten()
         self._call("resources/subscribe", {"uri": uri}, timeout=timeout)
@@ -355,7 +357,7 @@ class Client:
     def unsubscribe_resource(self, uri: str, *, timeout: Optional[float] = None) -> None:
         """Stop being told when ``uri`` changes."""
         self._require("resources", "subscribe")
-        if self.modern:
+        if self.stateless.active:
             self.stateless.subscribed.discard(uri)
             return self._relisten()
         self._call("resources/unsubscribe", {"uri": uri}, timeout=timeout)
@@ -407,7 +409,7 @@ class Client:
     def set_logging_level(self, level: str, *, timeout: Optional[float] = None) -> None:
         """Ask the server for log messages at ``level`` and above (see ``on_log``)."""
         self._require("logging")
-        if self.modern:  # 2026-07-28: each request asks for its own level
+        if self.stateless.active:  # 2026-07-28: each request asks for its own level
             if level not in LOG_LEVELS:
                 raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
             self.stateless.log_level = level
@@ -417,7 +419,7 @@ class Client:
     def set_roots(self, roots: Optional[Roots]) -> None:
         """Replace the roots and tell the server (``notifications/roots/list_changed``)."""
         self.roots = roots
-        if not self.modern:  # 2026-07-28 asks for roots afresh each time: nothing to tell
+        if not self.stateless.active:  # 2026-07-28 asks for roots afresh each time: nothing to tell
             self.session.notify("notifications/roots/list_changed")
 
     # -- what the server sends ------------------------------------------------------------------

@@ -30,7 +30,7 @@ from ..protocol.stateless import (
     SUBSCRIPTION_KEY,
     VERSION_KEY,
 )
-from ..protocol.versions import MODERN_VERSION
+from ..protocol.versions import STATELESS_VERSION
 from . import wire
 from .results import Tool
 
@@ -90,7 +90,7 @@ class StatelessSide:
 
     def meta(self) -> Dict[str, Any]:
         """The ``_meta`` every 2026-07-28 request carries (spec 2026-07-28 basic "Request metadata")."""
-        meta = {VERSION_KEY: MODERN_VERSION, CAPABILITIES_KEY: self.capabilities(), CLIENT_INFO_KEY: self.client_info}
+        meta = {VERSION_KEY: STATELESS_VERSION, CAPABILITIES_KEY: self.capabilities(), CLIENT_INFO_KEY: self.client_info}
         if self.log_level is not None:
             meta[LOG_LEVEL_KEY] = self.log_level
         return meta
@@ -99,7 +99,7 @@ class StatelessSide:
 
     def discover(self, timeout: Optional[float], required: bool) -> Optional[Dict[str, Any]]:
         """Ask ``server/discover`` (spec 2026-07-28 "era detection"): its result, and ``active`` set,
-        for a 2026-07-28 server; None for a handshake-era one. Only a recognised modern error is final.
+        for a 2026-07-28 server; None for a handshake-era one. Only a recognised stateless-era error is final.
 
         Args:
             timeout: the caller's timeout (the probe waits at most :data:`PROBE_TIMEOUT`).
@@ -116,31 +116,31 @@ class StatelessSide:
         except RPCError as exc:
             supported = exc.data.get("supported") if (exc.code == UNSUPPORTED_PROTOCOL_VERSION
                                                       and isinstance(exc.data, dict)) else None
-            if isinstance(supported, list) and MODERN_VERSION in supported:
+            if isinstance(supported, list) and STATELESS_VERSION in supported:
                 return self._discover_again(timeout, required)  # spec basic/versioning: retry once
             self.active = False
             if exc.code in (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY) or required:
-                raise ProtocolError(f"the server does not speak {MODERN_VERSION}: {exc}") from exc
+                raise ProtocolError(f"the server does not speak {STATELESS_VERSION}: {exc}") from exc
             log.debug("server/discover failed (%s): using the initialize handshake", exc)
             return None
         except Timeout as exc:  # some handshake-era servers ignore unknown methods before initialize
             self.active = False
             if required:
-                raise ProtocolError(f"the server does not speak {MODERN_VERSION}: {exc}") from exc
+                raise ProtocolError(f"the server does not speak {STATELESS_VERSION}: {exc}") from exc
             log.debug("server/discover timed out: using the initialize handshake")
             return None
         versions = result.get("supportedVersions") if isinstance(result, dict) else None
-        if not isinstance(versions, list) or MODERN_VERSION not in versions:  # garbage, or legacy only
+        if not isinstance(versions, list) or STATELESS_VERSION not in versions:  # garbage, or handshake versions only
             self.active = False
             if required:
-                raise ProtocolError(f"the server supports {versions}, not {MODERN_VERSION}")
+                raise ProtocolError(f"the server supports {versions}, not {STATELESS_VERSION}")
             return None
         return cast(Dict[str, Any], result)  # a dict: versions came from it
 
     def _discover_again(self, timeout: Optional[float], required: bool) -> Optional[Dict[str, Any]]:
         if self._probed_twice:
             self.active = False
-            raise ProtocolError(f"the server refuses {MODERN_VERSION} yet lists it as supported")
+            raise ProtocolError(f"the server refuses {STATELESS_VERSION} yet lists it as supported")
         self._probed_twice = True
         return self.discover(timeout, required)
 

@@ -74,7 +74,7 @@ def _same(header: str, value: Any) -> bool:
 
 
 def check_headers(message: Any, headers: Dict[str, str], tool_schema: Optional[Dict[str, Any]]) -> Optional[str]:
-    """Say what is wrong with the headers of a modern POST, or None (they mirror the body)."""
+    """Say what is wrong with the headers of a stateless-era POST, or None (they mirror the body)."""
     params = message.params or {}
     meta = params.get("_meta")
     version = meta.get(VERSION_KEY) if type(meta) is dict else None

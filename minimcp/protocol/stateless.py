@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # annotations only: a stdio server starts without importing t
 
 from ..errors import RPCError
 from .jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION
-from .versions import MODERN_VERSION, SUPPORTED_VERSIONS
+from .versions import STATELESS_VERSION, SUPPORTED_VERSIONS
 
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
@@ -41,14 +41,14 @@ CACHEABLE = ("server/discover", "tools/list", "prompts/list", "resources/list", 
              "resources/read")
 
 
-def modern_version(params: Optional[Dict[str, Any]]) -> Optional[str]:
+def stateless_version(params: Optional[Dict[str, Any]]) -> Optional[str]:
     """The version a request's ``_meta`` asks for, or None for a handshake-era request."""
     meta = params.get("_meta") if params else None
     return meta.get(VERSION_KEY) if type(meta) is dict else None
 
 
 class RequestMeta:
-    """What one modern request says about its client (spec 2026-07-28 basic "Request metadata")."""
+    """What one stateless-era request says about its client (spec 2026-07-28 basic "Request metadata")."""
 
     __slots__ = ("version", "capabilities", "client_info", "log_level")
 
@@ -57,7 +57,7 @@ class RequestMeta:
         if type(meta) is not dict or not isinstance(meta.get(VERSION_KEY), str):
             raise RPCError(INVALID_PARAMS, f"Invalid params: _meta[{VERSION_KEY!r}] is required")
         self.version: str = meta[VERSION_KEY]
-        if self.version != MODERN_VERSION:
+        if self.version != STATELESS_VERSION:
             raise RPCError(UNSUPPORTED_PROTOCOL_VERSION, f"Unsupported protocol version: {self.version}",
                            {"supported": list(SUPPORTED_VERSIONS), "requested": self.version})
         capabilities = meta.get(CAPABILITIES_KEY)

@@ -28,17 +28,17 @@ SDK_VERSION = "0.1.0"
 PROTOCOL_VERSION = "2025-11-25"
 
 #: Every handshake version minimcp speaks, oldest first.
-LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 
 #: The stateless protocol (no handshake: every request carries its version in ``_meta``).
-MODERN_VERSION = "2026-07-28"
+STATELESS_VERSION = "2026-07-28"
 
 #: What a Streamable HTTP request without an MCP-Protocol-Version header speaks
 #: (spec 2025-06-18 basic/transports: the server SHOULD assume 2025-03-26).
 HTTP_DEFAULT_VERSION = "2025-03-26"
 
 #: Newest first: what server/discover lists, and what -32022 says is supported.
-SUPPORTED_VERSIONS = (MODERN_VERSION,) + tuple(reversed(LEGACY_VERSIONS))
+SUPPORTED_VERSIONS = (STATELESS_VERSION,) + tuple(reversed(HANDSHAKE_VERSIONS))
 
 #: feature -> (the first version that has it, the first that no longer does, or None).
 FEATURES: Dict[str, Tuple[str, Optional[str]]] = {

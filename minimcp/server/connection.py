@@ -16,7 +16,7 @@ from ..logs import get_logger
 from ..protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, RESOURCE_NOT_FOUND
 from ..protocol.levels import LOG_LEVELS, RANK
 from ..protocol.stateless import checked_capabilities
-from ..protocol.versions import LEGACY_VERSIONS, PROTOCOL_VERSION, knows
+from ..protocol.versions import HANDSHAKE_VERSIONS, PROTOCOL_VERSION, knows
 from .context import Context
 from .coroutines import finish
 
@@ -100,7 +100,7 @@ class ServerConnection:
         if self.protocol_version is not None:
             raise RPCError(INVALID_REQUEST, "Invalid Request: already initialized")
         # Agree to the client's version if we speak it; else offer our newest.
-        version = requested if requested in LEGACY_VERSIONS else PROTOCOL_VERSION
+        version = requested if requested in HANDSHAKE_VERSIONS else PROTOCOL_VERSION
         capabilities, info = params.get("capabilities"), params.get("clientInfo")
         capabilities = {} if capabilities is None else checked_capabilities(capabilities, "capabilities")
         if info is not None and type(info) is not dict:
@@ -168,7 +168,7 @@ class ServerConnection:
             require_scopes(tool.scopes, ctx.principal, f"tool {name!r}")
         version = ctx.protocol_version or PROTOCOL_VERSION
         bridge = self.server.log_bridge
-        meta = ctx.modern  # a 2026-07-28 request that asked for no log level can be sent none
+        meta = ctx.meta  # a 2026-07-28 request that asked for no log level can be sent none
         if (meta is not None and meta.log_level is None) or not bridge.can_forward():
             return tool.call(arguments, ctx, version)  # no record could reach the client: no mapping
         with bridge.handling(ctx):
@@ -192,7 +192,7 @@ class ServerConnection:
             with self.server.log_bridge.handling(ctx):
                 result = resource.read(uri, variables, ctx)
         except RPCError as exc:
-            if exc.code == RESOURCE_NOT_FOUND and ctx.modern is not None:
+            if exc.code == RESOURCE_NOT_FOUND and ctx.meta is not None:
                 exc.code = INVALID_PARAMS  # spec 2026-07-28 server/resources: -32002 is gone
             raise
         return result  # (2026-07-28 cache hints: ServerResource.read adds them)

@@ -43,13 +43,13 @@ class Context(RequestContext):
     handler's worker thread only, never the connection.
     """
 
-    __slots__ = ("modern", "answers", "_asked", "_asks", "_batching")
+    __slots__ = ("meta", "answers", "_asked", "_asks", "_batching")
 
     def __init__(self, session: Session, request: Request, handler: Any = None,
                  batch: Optional[Batch] = None) -> None:
         super().__init__(session, request, handler, batch)
         #: The request's 2026-07-28 metadata, or None for a handshake-era request.
-        self.modern: Optional[RequestMeta] = None
+        self.meta: Optional[RequestMeta] = None
         #: Answers the client sent for this request's input requests (2026-07-28).
         self.answers: Dict[str, Any] = {}
         self._asked: Dict[str, Dict[str, Any]] = {}
@@ -72,17 +72,17 @@ class Context(RequestContext):
     @property
     def protocol_version(self) -> Optional[str]:
         """The protocol version of this request (2026-07-28) or negotiated with this client."""
-        return self.modern.version if self.modern else self.session.owner.protocol_version
+        return self.meta.version if self.meta else self.session.owner.protocol_version
 
     @property
     def client_capabilities(self) -> Dict[str, Any]:
         """The capabilities the client declared, in this request (2026-07-28) or at initialize."""
-        return self.modern.capabilities if self.modern else self.session.owner.client_capabilities
+        return self.meta.capabilities if self.meta else self.session.owner.client_capabilities
 
     @property
     def client_info(self) -> Dict[str, Any]:
         """The client's ``clientInfo`` (name, version), self-reported."""
-        return self.modern.client_info if self.modern else self.session.owner.client_info
+        return self.meta.client_info if self.meta else self.session.owner.client_info
 
     @property
     def principal(self) -> Any:
@@ -96,7 +96,7 @@ class Context(RequestContext):
         # spec 2025-11-25 basic/transports: only a stream primed with an event id may be
         # closed before its response; older versions cannot resume, so it stays open.
         version = self.protocol_version
-        if self.modern is None and version is not None and knows(version, "sse_priming"):
+        if self.meta is None and version is not None and knows(version, "sse_priming"):
             self.session.transport.close_stream(self.request_id)
 
     def log(self, level: str, data: Any, logger: Optional[str] = None) -> None:
@@ -107,12 +107,12 @@ class Context(RequestContext):
             data: any JSON value: a string, or a dict of details.
             logger: the name of the part of the server that logs.
         """
-        if self.modern is None:
+        if self.meta is None:
             self.connection.send_log(level, data, logger, related_to=self.request_id)
             return
         # 2026-07-28: logs are request-scoped, only at the level this request asked
         # for, and nothing more once it was cancelled (spec basic/patterns/cancellation).
-        wanted = self.modern.log_level
+        wanted = self.meta.log_level
         if wanted is not None and RANK.get(level, 0) >= RANK.get(wanted, 0) and not self.is_cancelled:
             params: Dict[str, Any] = {"level": level, "data": data}
             if logger is not None:
@@ -129,7 +129,7 @@ class Context(RequestContext):
     def _ask(self, method: str, params: Optional[Dict[str, Any]], key: Optional[str], timeout: Optional[float]) -> Any:
         """Ask the client: a request now (handshake era), or an input request (2026-07-28).
         Any: the answer (a dict), or None for a question not answered yet inside ``inputs()``."""
-        if self.modern is None:
+        if self.meta is None:
             answer = self.connection.request(method, params, timeout, self.request_id)
             if not _fits(method, answer):  # the handler gets an error it can read, not an AttributeError
                 raise ProtocolError(f"the client answered {method} with a malformed result: {answer!r:.200}")
@@ -149,7 +149,7 @@ class Context(RequestContext):
         (the call answers a ``CreateTaskResult`` and the tool runs again as the task);
         does nothing when the client did not opt in to tasks."""
         tool = self.connection.server.get_tool(self.params.get("name")) if self.method == "tools/call" else None
-        extensions = self.client_capabilities.get("extensions") if self.modern is not None else None
+        extensions = self.client_capabilities.get("extensions") if self.meta is not None else None
         if getattr(tool, "task", None) and type(extensions) is dict and TASKS_EXTENSION in extensions:
             raise StartTask()
 
@@ -255,7 +255,7 @@ class Context(RequestContext):
 
             elicitation_id = secrets.token_urlsafe(12)
         params: Dict[str, Any] = {"mode": "url", "message": message, "url": url}
-        if self.modern is None:  # 2026-07-28 dropped elicitationId: the state carries it
+        if self.meta is None:  # 2026-07-28 dropped elicitationId: the state carries it
             params["elicitationId"] = elicitation_id
         answer: Dict[str, Any] = self._ask("elicitation/create", params, key, timeout)
         return answer

@@ -30,7 +30,7 @@ from ..errors import RPCError
 from ..logs import get_logger
 from ..protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from ..protocol.stateless import VERSION_KEY
-from ..protocol.versions import MODERN_VERSION
+from ..protocol.versions import STATELESS_VERSION
 from .connection import ServerConnection
 from .context import Context
 
@@ -46,7 +46,7 @@ def call_tool(connection: ServerConnection, params: Dict[str, Any], ctx: Context
     """Answer ``tools/call``; a tool registered with ``task=`` goes through :mod:`.tasks`
     (a task, when the 2026-07-28 request declares the extension)."""
     tool = connection.server.get_tool(params.get("name"))
-    if tool is None or tool.task is None or ctx.modern is None:
+    if tool is None or tool.task is None or ctx.meta is None:
         return connection.call_tool(params, ctx, tool)  # (the tool passed on: one lookup per call, not two)
     from .tasks import call_tool as call_with_task  # late, like every extension's code
 
@@ -71,13 +71,13 @@ def _later(module: str, name: str) -> Callable[..., Any]:
     return answer
 
 
-def _serve_modern(connection: Any, answer: Any, params: Dict[str, Any], ctx: Context) -> Any:
+def _serve_stateless(connection: Any, answer: Any, params: Dict[str, Any], ctx: Context) -> Any:
     """``server.stateless.serve(connection, answer, params, ctx)``, which every 2026-07-28 request
     goes through: imported with the first one, then called directly (this name is rebound to it)."""
-    global _serve_modern
+    global _serve_stateless
     from .stateless import serve
 
-    _serve_modern = serve
+    _serve_stateless = serve
     return serve(connection, answer, params, ctx)
 
 
@@ -125,10 +125,10 @@ def guarded(method: str, answer: Callable[[Any, Dict[str, Any], Context], Any],
         if meta is not None and VERSION_KEY in meta:  # a stateless request
             if handshake_only:
                 raise RPCError(METHOD_NOT_FOUND, f"Method not found: {method} "
-                                                 f"(not part of protocol version {MODERN_VERSION})")
-            return _serve_modern(connection, answer, params, ctx)
+                                                 f"(not part of protocol version {STATELESS_VERSION})")
+            return _serve_stateless(connection, answer, params, ctx)
         if stateless_only:
-            raise RPCError(METHOD_NOT_FOUND, f"Method not found: {method} ({MODERN_VERSION} only)")
+            raise RPCError(METHOD_NOT_FOUND, f"Method not found: {method} ({STATELESS_VERSION} only)")
         if needs_initialize and connection.protocol_version is None:
             raise RPCError(INVALID_REQUEST, "Invalid Request: the session is not initialized; "
                                             "send initialize first")

@@ -41,9 +41,9 @@ from ..protocol.stateless import (
     RequestMeta,
     missing_capability,
 )
-from ..protocol.versions import MODERN_VERSION, SUPPORTED_VERSIONS
+from ..protocol.versions import STATELESS_VERSION, SUPPORTED_VERSIONS
 
-# -- serving one modern request ------------------------------------------------------------
+# -- serving one stateless-era request ---------------------------------------------------------
 
 
 def serve(connection: ServerConnection, answer: Callable[[Any, Dict[str, Any], Context], Any],
@@ -58,9 +58,9 @@ def serve(connection: ServerConnection, answer: Callable[[Any, Dict[str, Any], C
             request did not declare.
     """
     method = ctx.method
-    meta = ctx.modern
+    meta = ctx.meta
     if meta is None:  # (the HTTP app has parsed it already when it answers in the POST's body)
-        meta = ctx.modern = RequestMeta(params)
+        meta = ctx.meta = RequestMeta(params)
     if meta.log_level is not None and meta.log_level not in LOG_LEVELS:
         raise RPCError(INVALID_PARAMS, f"Invalid params: _meta[{LOG_LEVEL_KEY!r}] is an unknown log level: "
                                        f"{meta.log_level!r}")
@@ -92,7 +92,7 @@ def discover(connection: ServerConnection, params: Dict[str, Any], ctx: Context)
     if server.title:
         info["title"] = server.title
     result: Dict[str, Any] = {"supportedVersions": list(SUPPORTED_VERSIONS),
-                              "capabilities": server.capabilities(MODERN_VERSION), "_meta": {SERVER_INFO_KEY: info}}
+                              "capabilities": server.capabilities(STATELESS_VERSION), "_meta": {SERVER_INFO_KEY: info}}
     extensions = declared_extensions(server)
     if extensions:
         result["capabilities"]["extensions"] = extensions

@@ -40,7 +40,7 @@ from ..protocol.jsonrpc import (
     Request,
 )
 from ..protocol.stateless import TASKS_EXTENSION, InputRequired, RequestMeta
-from ..protocol.versions import MODERN_VERSION
+from ..protocol.versions import STATELESS_VERSION
 from .connection import MAX_DEPTH, too_deep
 from .context import Context, StartTask, _fits
 from .taskstore import MemoryTaskStore, TaskRecord, TaskStore
@@ -56,7 +56,7 @@ EXTENSION = TASKS_EXTENSION
 
 def opted_in(ctx: Any) -> bool:
     """Did this request declare the tasks extension in its own capabilities?"""
-    meta = ctx.modern
+    meta = ctx.meta
     extensions = meta.capabilities.get("extensions") if meta is not None else None
     return type(extensions) is dict and EXTENSION in extensions
 
@@ -82,7 +82,7 @@ class TaskContext(Context):
 
     def __init__(self, ctx: Context, runner: TaskRunner, record: TaskRecord) -> None:
         super().__init__(ctx.session, Request(ctx.request_id, ctx.method, ctx.params), None)  # the creating request's parts
-        self.modern: Optional[RequestMeta] = ctx.modern
+        self.meta: Optional[RequestMeta] = ctx.meta
         self.answers: Dict[str, Any] = dict(ctx.answers)
         self.task: TaskRecord = record
         self.runner: TaskRunner = runner
@@ -175,7 +175,7 @@ class TaskRunner:
         try:
             while not ctx.is_cancelled:
                 try:
-                    outcome = {"result": tool.call(arguments, ctx, MODERN_VERSION)}
+                    outcome = {"result": tool.call(arguments, ctx, STATELESS_VERSION)}
                     break
                 except InputRequired:  # a block of questions: wait for all, then run again
                     self._wait(ctx, None)
@@ -398,7 +398,7 @@ def call_tool(connection: Any, params: Dict[str, Any], ctx: Context) -> Dict[str
     -32021 for a tool that requires a task from a request that did not; else as usual."""
     tool = connection.server.get_tool(params.get("name"))
     support = getattr(tool, "task", None)
-    if support is None or ctx.modern is None:
+    if support is None or ctx.meta is None:
         return _plain_call(connection, params, ctx)
     if not opted_in(ctx):
         if support == "required":

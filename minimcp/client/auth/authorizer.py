@@ -30,7 +30,7 @@ from .discovery import (
     Challenge,
     authorization_server_metadata,
     canonical_uri,
-    legacy_metadata,
+    fallback_metadata,
     origin_of,
     parse_challenges,
     resource_metadata,
@@ -208,7 +208,7 @@ class Authorizer(requests.auth.AuthBase):
                 metadata = self._issuer_metadata(issuer)
                 resource = document["resource"]
             else:
-                metadata, resource, document = legacy_metadata(self.http, server_url), server_url, {}
+                metadata, resource, document = fallback_metadata(self.http, server_url), server_url, {}
             scopes = self.scopes or challenge.scopes or _strings(document.get("scopes_supported"))
             if step_up and current is not None:
                 held = current.scopes or self.scopes or []

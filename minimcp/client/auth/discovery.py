@@ -15,7 +15,7 @@ spec basic/authorization "Authorization Server Discovery" (2025-06-18 on):
 
 A server of the 2025-03-26 revision publishes no resource metadata: its
 origin is the authorization server, with the default endpoints ``/authorize``,
-``/token`` and ``/register`` when it has no metadata either (``legacy_metadata()``).
+``/token`` and ``/register`` when it has no metadata either (``fallback_metadata()``).
 """
 
 import re
@@ -144,14 +144,14 @@ def authorization_server_metadata(http: AuthHTTP, issuer: str) -> Optional[Dict[
     return None
 
 
-def legacy_metadata(http: AuthHTTP, server_url: str) -> Dict[str, Any]:
+def fallback_metadata(http: AuthHTTP, server_url: str) -> Dict[str, Any]:
     """2025-03-26: the server's origin is its authorization server, with default endpoints if need be."""
     origin = origin_of(server_url)
     document = authorization_server_metadata(http, origin)
     if document is not None:
         return document
     return {"issuer": origin, "authorization_endpoint": f"{origin}/authorize", "token_endpoint": f"{origin}/token",
-            "registration_endpoint": f"{origin}/register", "legacy_defaults": True}
+            "registration_endpoint": f"{origin}/register", "fallback_defaults": True}
 
 
 def _strings(value: Any) -> bool:

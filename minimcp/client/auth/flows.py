@@ -99,7 +99,7 @@ class OAuth(Authorizer):
         """Run the authorization code flow for ``grant``; the token."""
         metadata = grant.metadata
         methods = metadata.get("code_challenge_methods_supported")
-        if not metadata.get("legacy_defaults") and (not isinstance(methods, list) or "S256" not in methods):
+        if not metadata.get("fallback_defaults") and (not isinstance(methods, list) or "S256" not in methods):
             raise AuthError(f"the authorization server {metadata['issuer']} does not list PKCE S256 in "
                             f"code_challenge_methods_supported; refusing to authorize without it (MCP requires PKCE)")
         scopes = grant.scopes

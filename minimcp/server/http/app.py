@@ -40,8 +40,8 @@ from ...logs import get_logger
 from ...protocol import jsonrpc
 from ...protocol.headers import check_headers
 from ...protocol.jsonrpc import Malformed, Request
-from ...protocol.stateless import RequestMeta, modern_version
-from ...protocol.versions import HTTP_DEFAULT_VERSION, LEGACY_VERSIONS, MODERN_VERSION, knows
+from ...protocol.stateless import RequestMeta, stateless_version
+from ...protocol.versions import HANDSHAKE_VERSIONS, HTTP_DEFAULT_VERSION, STATELESS_VERSION, knows
 from ..auth.protection import WELL_KNOWN, ProtectedResource, check_request_scopes
 from ..connection import ServerConnection
 from ..context import Context
@@ -52,14 +52,14 @@ from .replies import (
     HTTPError,
     error,
     error_status,
-    modern_status,
     read_body,
     reply,
     session_not_found,
+    stateless_status,
 )
 from .request import HEADER_NAME
 from .security import LOCAL_HOSTS, authenticate, check_host_and_origin, check_owner
-from .sse import LegacyEndpoints
+from .sse import SSEEndpoints
 from .streams import OPENING, EventStore, HTTPSessionTransport, MemoryEventStore, OutStream, format_event
 
 if TYPE_CHECKING:
@@ -163,10 +163,10 @@ class MCPApp:
         self.workers: WorkerPool = WorkerPool(max_workers)
         self.sessions: Dict[str, ServerConnection] = {}
         self._lock = threading.Lock()
-        self.legacy: LegacyEndpoints = LegacyEndpoints(self)
+        self.sse_endpoints: SSEEndpoints = SSEEndpoints(self)
 
     def __repr__(self) -> str:
-        mode = "stateless" if self.stateless else f"sessions={len(self.sessions) + len(self.legacy.sessions)}"
+        mode = "stateless" if self.stateless else f"sessions={len(self.sessions) + len(self.sse_endpoints.sessions)}"
         return f"<MCPApp {self.server.name!r} at {self.path} {mode}>"
 
     # -- the WSGI entry point ---------------------------------------------------------
@@ -189,9 +189,9 @@ class MCPApp:
                 body: Iterable[bytes] = handler(environ, headers, principal, start_response)
                 return body
             if self.sse_path is not None and path == self.sse_path and method == "GET":
-                return self.legacy.stream(environ, principal, start_response)
+                return self.sse_endpoints.stream(environ, principal, start_response)
             if self.sse_path is not None and path == self.messages_path and method == "POST":
-                return self.legacy.post(environ, principal, start_response)
+                return self.sse_endpoints.post(environ, principal, start_response)
             raise HTTPError(404, f"Not Found: the MCP endpoint is {environ.get('SCRIPT_NAME', '')}{self.path}")
         except HTTPError as exc:
             return error(start_response, exc.status, exc.code, str(exc), exc.headers)
@@ -229,8 +229,8 @@ class MCPApp:
         tool = self.server.get_tool((request.params or {}).get("name") or "") \
             if request is not None and request.method == "tools/call" else None
         meta: Optional[RequestMeta] = None
-        per_request = not batch and (modern_version(getattr(parsed, "params", None)) is not None
-                                     or headers.get("mcp-protocol-version") == MODERN_VERSION)
+        per_request = not batch and (stateless_version(getattr(parsed, "params", None)) is not None
+                                     or headers.get("mcp-protocol-version") == STATELESS_VERSION)
         if per_request:  # 2026-07-28: headers mirror the body; errors are HTTP statuses (basic/transports)
             problem = check_headers(parsed, headers, tool.input_schema if tool is not None else None)
             if problem:  # first: a header that contradicts the body is -32020 whatever the body says
@@ -286,7 +286,7 @@ class MCPApp:
         meanwhile: its id taken, close() waits for it) and return its answer."""
         session = connection.session
         ctx = Context(session, request, session.handlers[request.method])  # (answers_here: a known method)
-        ctx.modern = meta  # (parsed once, here: the 2026-07-28 handler reads it from ctx)
+        ctx.meta = meta  # (parsed once, here: the 2026-07-28 handler reads it from ctx)
         return session.answer_here(ctx)
 
     @staticmethod
@@ -306,7 +306,7 @@ class MCPApp:
         if per_request:
             return self._new_connection(principal, session=False), None
         initializing = any(type(m) is Request and m.method == "initialize" for m in messages)
-        version = self._legacy_version(headers)
+        version = self._handshake_version(headers)
         if self.stateless:
             connection = self._new_connection(principal, session=False)
             if not initializing:
@@ -335,12 +335,12 @@ class MCPApp:
         connection.principal = principal  # the same caller; its newest token (a step-up widens the scopes)
         return connection, None
 
-    def _legacy_version(self, headers: Dict[str, str]) -> Optional[str]:
+    def _handshake_version(self, headers: Dict[str, str]) -> Optional[str]:
         """The request's ``MCP-Protocol-Version``, if any; 400 for one the handshake era lacks."""
         version = headers.get("mcp-protocol-version")
-        if version is not None and version not in LEGACY_VERSIONS:
+        if version is not None and version not in HANDSHAKE_VERSIONS:
             raise HTTPError(400, f"Bad Request: unsupported MCP-Protocol-Version {version!r}; "
-                            f"supported: {', '.join(LEGACY_VERSIONS)}")
+                            f"supported: {', '.join(HANDSHAKE_VERSIONS)}")
         return version
 
     def _expire_idle(self) -> None:
@@ -362,7 +362,7 @@ class MCPApp:
     def admit_session(self) -> None:
         """Make room for one more session, or refuse it (503): see ``max_sessions``."""
         with self._lock:
-            if len(self.sessions) + len(self.legacy.sessions) < self.max_sessions:
+            if len(self.sessions) + len(self.sse_endpoints.sessions) < self.max_sessions:
                 return
             idle = [sid for sid, connection in self.sessions.items()
                     if not connection.session.busy and not connection.session.transport.listening]
@@ -395,7 +395,7 @@ class MCPApp:
                 body = answers[0] if not batch else b"[" + b",".join(answers) + b"]"
                 if per_request is not None:
                     connection.session.close()
-                    return reply(start_response, modern_status(answers[0]), body, extra)
+                    return reply(start_response, stateless_status(answers[0]), body, extra)
                 self._end_if_one_post(connection, one_post)
                 return reply(start_response, 200, body, extra)
             if not self.json_response:
@@ -409,10 +409,10 @@ class MCPApp:
         start = stream.switch_to_sse()
         start_response(STATUS[200], SSE_HEADERS + extra)
         if per_request is not None:
-            return self._modern_sse_body(stream, start, connection, per_request)
+            return self._stateless_sse_body(stream, start, connection, per_request)
         return self._sse_body(stream, start, connection, one_post)
 
-    def _modern_sse_body(self, stream: OutStream, start: str, connection: ServerConnection,
+    def _stateless_sse_body(self, stream: OutStream, start: str, connection: ServerConnection,
                          request_id: Any) -> Iterable[bytes]:
         # 2026-07-28: no event ids or resumption; a client that closes the stream
         # cancels the request, noticed at the next write (a keepalive each second). The comment
@@ -471,7 +471,7 @@ class MCPApp:
     # -- DELETE: end the session ---------------------------------------------------------------
 
     def _delete(self, environ: _Environ, headers: Dict[str, str], principal: Any, start_response: _Start) -> Any:
-        if headers.get("mcp-protocol-version") == MODERN_VERSION:
+        if headers.get("mcp-protocol-version") == STATELESS_VERSION:
             raise HTTPError(405, "Method Not Allowed: 2026-07-28 has no sessions", headers=[("Allow", "POST")])
         self._end_session(self._session(headers, principal)[0])
         return reply(start_response, 200)
@@ -489,7 +489,7 @@ class MCPApp:
             sessions, self.sessions = list(self.sessions.values()), {}
         for connection in sessions:
             connection.session.close()
-        self.legacy.close()
+        self.sse_endpoints.close()
         self.workers.shutdown(timeout=5.0)
         self.server.log_bridge.uninstall()
         from ..tasks import close as close_tasks  # late: few servers have tasks

@@ -10,7 +10,7 @@ Beside :mod:`.app`, which serves POST and DELETE and owns the sessions.
 
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional
 
-from ...protocol.versions import MODERN_VERSION
+from ...protocol.versions import STATELESS_VERSION
 from .replies import SSE_HEADERS, STATUS, HTTPError
 from .sockets import gone_probe
 from .streams import OPENING, HTTPSessionTransport, OutStream
@@ -23,7 +23,7 @@ def serve_get(app: "MCPApp", environ: Dict[str, Any], headers: Dict[str, str], p
               start_response: Callable[..., Any]) -> Iterable[bytes]:
     """Answer a GET on the endpoint: the session's standalone stream (one at a time), or the
     stream a ``Last-Event-ID`` resumes, from where the client's last event left it."""
-    if headers.get("mcp-protocol-version") == MODERN_VERSION:
+    if headers.get("mcp-protocol-version") == STATELESS_VERSION:
         raise HTTPError(405, "Method Not Allowed: 2026-07-28 uses POST only", headers=[("Allow", "POST")])
     if "text/event-stream" not in headers.get("accept", ""):
         raise HTTPError(406, "Not Acceptable: Accept must list text/event-stream")

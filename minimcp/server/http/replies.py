@@ -79,7 +79,7 @@ def read_body(environ: Dict[str, Any], max_body: int) -> bytes:
     return body
 
 
-def modern_status(answer: bytes) -> int:
+def stateless_status(answer: bytes) -> int:
     """The HTTP status of a 2026-07-28 answer, as encoded bytes (see :func:`error_status`)."""
     if b'"error":{' not in answer[:300]:  # our encoder puts "error" right after the id
         return 200

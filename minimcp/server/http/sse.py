@@ -19,13 +19,13 @@ from ..connection import ServerConnection
 from .replies import SSE_HEADERS, STATUS, HTTPError, read_body, reply, session_not_found
 from .security import check_owner
 from .sockets import gone_probe
-from .streams import LegacyTransport, format_event
+from .streams import SSEServerTransport, format_event
 
 if TYPE_CHECKING:
     from .app import MCPApp
 
 
-class LegacyEndpoints:
+class SSEEndpoints:
     """The GET stream and the POST endpoint of one :class:`~minimcp.server.http.app.MCPApp`.
 
     Its sessions are its own (a Streamable HTTP ``Mcp-Session-Id`` never
@@ -41,7 +41,7 @@ class LegacyEndpoints:
         """``GET sse_path``: open a session and stream its messages until the client leaves."""
         self.app.admit_session()  # within max_sessions: a stream is a session
         session_id = secrets.token_hex(16)
-        connection = self.app.server.open_connection(LegacyTransport(), principal=principal,
+        connection = self.app.server.open_connection(SSEServerTransport(), principal=principal,
                                                      workers=self.app.workers)
         with self._lock:
             self.sessions[session_id] = connection
@@ -51,7 +51,7 @@ class LegacyEndpoints:
     def _body(self, session_id: str, connection: ServerConnection, prefix: str,
               gone: Optional[Callable[[], bool]]) -> Iterable[bytes]:
         # The endpoint is relative, so the client cannot be sent to another origin.
-        transport: LegacyTransport = connection.session.transport
+        transport: SSEServerTransport = connection.session.transport
         try:
             endpoint = f"{prefix}{self.app.messages_path}?session_id={session_id}"
             yield format_event(endpoint.encode("utf-8"), event="endpoint")

@@ -403,7 +403,7 @@ class HTTPSessionTransport(Transport):
             self.store.forget(stream.id)
 
 
-class LegacyTransport(Transport):
+class SSEServerTransport(Transport):
     """The server end of a 2024-11-05 HTTP+SSE connection: every message goes down the GET stream."""
 
     def __init__(self) -> None:

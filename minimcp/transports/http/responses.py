@@ -20,7 +20,7 @@ def http_error(request_id: Any, response: Answer) -> ErrorResponse:
     """The JSON-RPC error a failed POST means for the request it carried.
 
     Uses the server's JSON-RPC error body when it sent one; ``data`` keeps
-    the HTTP status, so callers (and the legacy fallback) can tell a 404 from a 405.
+    the HTTP status, so callers (and the fallback to HTTP+SSE) can tell a 404 from a 405.
     """
     code, message = HTTP_ERROR, f"HTTP {response.status_code} {response.reason}"
     try:

@@ -62,7 +62,7 @@ class SSETransport(Transport):
             close_http(self.http)
             raise ConnectionClosed(f"{url} answered HTTP {self._stream.status_code} to the SSE GET; "
                                    f"is it an MCP server's SSE endpoint?")
-        self._reader = start_thread(self._read_events, "sse-legacy")
+        self._reader = start_thread(self._read_events, "sse-stream")
         if not self._ready.wait(timeout) or self.endpoint is None:
             self.close()
             raise ConnectionClosed(f"{url} sent no usable 'endpoint' event; is it an MCP HTTP+SSE server?")

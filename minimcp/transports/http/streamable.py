@@ -36,8 +36,8 @@ from ...logs import get_logger
 from ...protocol import jsonrpc
 from ...protocol.headers import encode_header_value
 from ...protocol.jsonrpc import HTTP_ERROR, ErrorResponse, Request
-from ...protocol.stateless import NAME_FIELDS, modern_version
-from ...protocol.versions import MODERN_VERSION
+from ...protocol.stateless import NAME_FIELDS, stateless_version
+from ...protocol.versions import STATELESS_VERSION
 from .direct import Answer, DirectPost
 from .responses import abort, arriving, close_http, http_error, no_read_timeout
 
@@ -187,7 +187,7 @@ class StreamableHTTPTransport(Transport):
     def negotiated(self, version: str) -> None:
         """Called by the Client after ``initialize``: remember the version, open the GET stream."""
         self.protocol_version = version
-        if self.session_id is not None and self._listener is None and version != MODERN_VERSION:
+        if self.session_id is not None and self._listener is None and version != STATELESS_VERSION:
             self._listener = start_thread(self._listen, "sse-get")
             # Wait (bounded) until the server answered the GET, so a message it
             # sends right after our next request finds the stream open.
@@ -204,10 +204,10 @@ class StreamableHTTPTransport(Transport):
         headers.update(extra or {})
         return headers
 
-    def _modern_headers(self, message: Any) -> Dict[str, str]:
+    def _stateless_headers(self, message: Any) -> Dict[str, str]:
         """The headers that mirror a 2026-07-28 request's body (spec 2026-07-28 basic/transports)."""
         params = getattr(message, "params", None) or {}
-        version = modern_version(params)
+        version = stateless_version(params)
         if version is None:
             return {}
         headers = {"MCP-Protocol-Version": version}
@@ -227,7 +227,7 @@ class StreamableHTTPTransport(Transport):
         ``deadline`` passed first: the caller's wait then times out)."""
         if self._closed:
             raise ConnectionClosed("the HTTP transport is closed")
-        extra = {"Content-Type": "application/json", **self._modern_headers(message)}
+        extra = {"Content-Type": "application/json", **self._stateless_headers(message)}
         headers = self._headers(extra)  # (every per-request header is added there, on both paths)
         timeout = self.timeout if deadline is None else max(0.001, min(self.timeout, deadline - monotonic()))
         try:
@@ -254,7 +254,7 @@ class StreamableHTTPTransport(Transport):
         """Close the stream of a request we stopped waiting for (the 2026-07-28 cancel)."""
         with self._lock:
             response = self._by_request.pop(request_id, None)
-        if response is not None and self.protocol_version == MODERN_VERSION:
+        if response is not None and self.protocol_version == STATELESS_VERSION:
             abort(response)
 
     def _renew_session(self, expired: str) -> None:
