@@ -58,7 +58,7 @@ from .command_line import (
 from .commands import COMMANDS, explain, run
 from .output import ProgressBar, format_result, render_progress, signature
 
-#: ``main`` and what ``minimcp.cli`` offered as one module (the tests reach these as ``cli.*``).
+#: ``main`` and the submodules' names callers reach through the package (the tests, as ``cli.*``).
 __all__ = ["main", "run", "explain", "COMMANDS", "parse_args", "build_parser", "split_pairs", "parse_value",
            "wants_string", "convert_arguments", "UsageError", "ProgressBar", "format_result", "render_progress",
            "signature", "__version__", "EXIT_OK", "EXIT_ERROR", "EXIT_USAGE", "EXIT_SERVER", "EXIT_INTERRUPTED"]

@@ -1,6 +1,6 @@
 """What the ``minimcp`` command prints: tools, results, contents, and a progress bar.
 
-Split from ``cli.py`` (which parses the command line and runs the commands):
+The command line is parsed and the commands run elsewhere in :mod:`minimcp.cli`;
 everything here turns MCP data into text for a person at a terminal.
 """
 

@@ -146,7 +146,7 @@ class Incoming:
         self._contexts: Dict[Any, RequestContext] = {}
         self._lock = threading.Lock()
         # Made by the first drain(): most sessions of an HTTP server live for one request and
-        # end with nothing in flight, and a Condition on a plain Lock costs ~20 us to make.
+        # end with nothing in flight, and a Condition is costly to make.
         self._finished: Optional[threading.Condition] = None
         self._draining = False  # someone waits in drain(): tell it when a request finishes
         self._held: Set[RequestContext] = set()  # requests held open for the peer alone (RequestContext.hold_open)

@@ -142,7 +142,8 @@ class SharedReading(Reading):
     waiting for its own answer. Over a transport whose reads can wait with a timeout
     (``timed_reads``: a stdio child), a caller that finds nobody reading reads its answer
     itself. The reader thread would otherwise read it and wake the caller: two thread
-    wake-ups and two GIL hand-offs per call, about 40% of a stdio client's CPU per call.
+    wake-ups and two GIL hand-offs per call, a large part of a stdio client's CPU per call
+    (benchmarks/instructions_client.py measures it).
     One lock says who reads; whoever holds it hands everything it reads to
     ``Session.receive`` (other callers' answers, the server's requests and notifications),
     as the reader thread does. Its rules:
@@ -160,7 +161,7 @@ class SharedReading(Reading):
     - **The reader thread**, after a call, looks for what came between calls (a log, a
       ``list_changed``): ``TICK`` after the call, then at twice the wait each time no call
       came. After ``IDLE_LOOKS`` such looks it blocks in a read, so an idle client makes no
-      wake-ups; the first call after that pays the old hand-off, and the reader looks again
+      wake-ups; the first call after that pays the hand-off, and the reader looks again
       once it is answered. For ``SLOW_WAIT`` after a call was slow, the looks stay ``TICK``
       apart: its answer may come at any time.
     - **The end of the stream**, whoever reads it, fails every waiting request. The reader
@@ -344,7 +345,7 @@ class SharedReading(Reading):
         # Blocking reads, until no handed caller waits, and then: for a slow call or while
         # idle, until a call has come meanwhile (and been answered); else until a tick has
         # passed since callers last overlapped (while many threads call at once, one reader
-        # serves them best, as it did before callers read). Then the callers read for
+        # serves them best). Then the callers read for
         # themselves again, and a slow call still waiting is read for at the looks (TICK apart
         # for SLOW_WAIT) or by another caller.
         seen, read, waits, receive = self.calls, self.session.transport.read, self._someone_waits, self.session.receive
@@ -420,7 +421,7 @@ class Readers(Reading):
     notification it reads, it handles itself (quickly, in order). A request of a kind whose
     last run was quick (under :data:`QUICK`: an ``echo``, a list) it runs itself too, keeping
     the read lock: no wake-up, no lock passed, which is what makes sequential calls fast
-    (measured in benchmarks/stdio.py: the hand-off was the largest cost of a sequential call).
+    (the hand-off is the largest cost of a sequential call: benchmarks/stdio.py measures it).
     Meanwhile another thread, *the watch*, waits for the lock with a timeout of
     :data:`WATCH_TICK`: if that request is still running a whole tick later, the watch lets the
     lock go on the leader's behalf and reads on, so a tool that is slow this once still

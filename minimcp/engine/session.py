@@ -195,7 +195,7 @@ class Session:
         self._closing = False
         self._stopping = False  # stop() was called: no grace
         # Held by the first close() while it shuts down; a later one waits on it. (A Lock, not
-        # an Event: an Event costs ~10 us to make, and an HTTP server makes a session per POST.)
+        # an Event: an Event is costly to make, and an HTTP server makes a session per POST.)
         self._shutting_down = threading.Lock()
 
     def __repr__(self) -> str:

@@ -11,7 +11,7 @@ import itertools
 import threading
 import time
 
-try:  # queue.SimpleQueue is this C type; queue.py itself loads heapq too (~2M instructions of a stdio start)
+try:  # queue.SimpleQueue is this C type; queue.py itself loads heapq too (a stdio start would pay both)
     from _queue import SimpleQueue
 except ImportError:  # (an interpreter without it)
     from queue import SimpleQueue

@@ -160,7 +160,8 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str) -> Any:
     """The type aliases ``RequestId``, ``Message`` and ``Parsed``, made when first asked for at run
-    time: they need ``typing``, which a stdio server otherwise never imports (~15% of its start)."""
+    time: they need ``typing``, which a stdio server otherwise never imports (a large share of its
+    start: benchmarks/instructions.py counts it)."""
     if name not in ("RequestId", "Message", "Parsed"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from typing import List, Union
@@ -265,9 +266,10 @@ def from_dict(obj: Dict[str, Any]) -> Union[Message, Malformed]:
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 _encode_ascii = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 # The C encoder that _encoder.encode() makes for every message, made once (None without the
-# accelerator; not in the stubs): two Python frames and an encoder object less a message (~6k
-# instructions). It keeps no cycle markers, so it holds no state and threads share it; a cycle
-# is then a RecursionError, which dumps() turns into the ValueError the markers would give.
+# accelerator; not in the stubs): two Python frames and an encoder object less a message (a
+# per-call cost: benchmarks/instructions.py). It keeps no cycle markers, so it holds no state
+# and threads share it; a cycle is then a RecursionError, which dumps() turns into the
+# ValueError the markers would give.
 _c_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
 _c_encode: Any = None if _c_make_encoder is None else _c_make_encoder(
     None, _encoder.default, json.encoder.encode_basestring, None, ":", ",", False, False, False)

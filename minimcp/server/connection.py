@@ -38,7 +38,7 @@ MAX_DEPTH = 100
 
 
 def require_scopes(needed: Sequence[str], principal: Any, what: str) -> None:
-    """Refuse a call whose caller lacks a scope it needs (server/protection.py, loaded only
+    """Refuse a call whose caller lacks a scope it needs (server/auth/protection.py, loaded only
     when a scoped call has a caller: stdio and in-memory connections have none)."""
     if needed and principal is not None:
         from .auth.protection import require_scopes as check

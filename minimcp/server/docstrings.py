@@ -52,8 +52,8 @@ class _lazy_re:  # noqa: N801 (reads like re.compile)
 _ARGS_SECTIONS = {"Args", "Arguments", "Parameters", "Params", "Keyword Args", "Keyword Arguments"}
 _SECTIONS = _ARGS_SECTIONS | {"Other Parameters", "Return", "Returns", "Yield", "Yields", "Raises", "Example",
                               "Examples", "Note", "Notes", "See Also", "References", "Warning", "Warnings"}
-# Compiled on first use, so only for a docstring with an Args section (re.compile is ~0.5 ms
-# each: start-up time for a stdio server).
+# Compiled on first use, so only for a docstring with an Args section (each re.compile is
+# costly, and a stdio server would pay it at start-up: benchmarks/instructions.py counts that).
 _GOOGLE_ARG = _lazy_re(r"^\*{0,2}(\w+)(?:\s*\(([^)]*)\))?:\s*(.*)$")  # "name (type): text"
 _NUMPY_ARG = _lazy_re(r"^\*{0,2}(\w+)\s*(?::\s*(.*))?$")  # "name : type", text on the next lines
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .server import Server
 else:
-    try:  # signal's own C module: signal.py makes three IntEnums as it loads (~3.6M instructions of a stdio start)
+    try:  # signal's own C module: signal.py makes three IntEnums as it loads (costly: benchmarks/instructions.py)
         import _signal as signal
     except ImportError:  # (an interpreter without it)
         import signal
@@ -41,8 +41,9 @@ def run(server: Server, transport: str, host: str, port: int, websocket_path: Op
         raise ValueError(f"unknown transport {transport!r}; use 'stdio', 'http' or 'websocket'")
     if threading.current_thread() is threading.main_thread():  # the server owns the process
         # What exists now (the modules, the registry) lives as long as the process: frozen, the
-        # garbage collector never walks it again, in a full collection or at exit (a stdio
-        # start to exit: ~10M of ~100M instructions). Only garbage made before this is kept.
+        # garbage collector never walks it again, in a full collection or at exit (a large part
+        # of a stdio server's whole run: benchmarks/instructions.py counts it). Only garbage
+        # made before this is kept.
         gc.freeze()
     if transport in ("http", "websocket"):
         from .http.wsgiserver import MAX_CONNECTIONS, serve

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 class _LazyTyping:
     """``typing``, imported at its first use. A function whose hints are all builtin scalars
     (``str``, ``int``, ``float``, ``bool``) gets its schemas without it, so a stdio server
-    starts without importing it (about 15% of its start-up instructions)."""
+    starts without importing it (a large share of its start-up: benchmarks/instructions.py counts it)."""
 
     def __getattr__(self, name: str) -> Any:
         import typing as module
@@ -52,7 +52,7 @@ class _LazyTyping:
 
 
 if not TYPE_CHECKING:  # (a type checker reads the real module's signatures)
-    typing = _LazyTyping()  # the module itself once used (it replaces this stand-in)
+    typing = _LazyTyping()  # the module itself from its first use (it replaces this stand-in)
 _UNION_TYPES: Tuple[Any, ...] = ()  # (typing.Union, types.UnionType): set with typing, read after a get_origin()
 _NoneType = type(None)
 _SIMPLE_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", _NoneType: "null"}

@@ -146,7 +146,7 @@ class Server:
             icons: ``[{"src": "https://...", "mimeType": "image/png"}]``.
             meta: the tool's ``_meta``.
             input_schema, output_schema: hand-written schemas instead of the derived ones.
-            scopes: OAuth scopes a caller's token needs, checked before ``fn`` runs (server/protection.py).
+            scopes: OAuth scopes a caller's token needs, checked before ``fn`` runs (server/auth/protection.py).
             task: ``"optional"`` / ``"required"``: it may / must run as a task (``server.tasks``).
 
         Returns:

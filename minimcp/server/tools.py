@@ -48,7 +48,7 @@ class ServerTool:
     run as a task (:mod:`minimcp.server.tasks`), None for one that never does.
     """
 
-    #: OAuth scopes a caller needs (``add_tool(scopes=…)``; checked before ``call``: server/protection.py).
+    #: OAuth scopes a caller needs (``add_tool(scopes=…)``; checked before ``call``: server/auth/protection.py).
     scopes: Tuple[str, ...] = ()
 
     def __init__(self, fn: Callable[..., Any], name: Optional[str] = None, title: Optional[str] = None,

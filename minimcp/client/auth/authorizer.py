@@ -61,7 +61,8 @@ class Grant(NamedTuple):
 class Authorizer(requests.auth.AuthBase):
     """The base of every OAuth flow; a flow writes ``obtain()`` (and ``client_for()`` if it refreshes)."""
 
-    #: A 401 or 403 is answered by the flow (http/client.py sends a refused direct POST again through it).
+    #: A 401 or 403 is answered by the flow (transports/http/streamable.py sends a refused direct
+    #: POST again through it).
     answers_challenges = True
 
     def __init__(self, *, scopes: Optional[List[str]] = None, store: Optional[TokenStore] = None,

@@ -192,7 +192,7 @@ class RequestHandler(BaseHTTPRequestHandler):
             return
         body = Body(self.rfile, length)
         response: List[Any] = []  # [status, headers] once start_response is called
-        # (start_response's hints are strings: this def runs for every request, and typing's generics cost ~2.5 us)
+        # (start_response's hints are strings: this def runs for every request, and typing's generics are costly)
         def start_response(status: str, headers: "List[Tuple[str, str]]", exc_info: Any = None) -> "Callable[..., Any]":
             response[:] = [status, headers]
             return self.wfile.write

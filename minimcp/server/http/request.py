@@ -1,13 +1,13 @@
 """What the built-in server reads of a request: its head (RFC 9112 §3 and §5) and its body.
 
 ``http.server`` reads header fields with ``email.parser``, which builds a mail
-message for them (~60 us a request, a quarter of the built-in server's time for
-a ``tools/call``). A WSGI app needs only the fields as name/value pairs, so they
-are read here in a loop, within limits (a line of at most 64 KiB, at most 100
-fields: past either, 431), and a field line that is not ``token ":" value`` is
-refused (400): a name that is not an RFC 9110 token (whitespace before the colon
-included, §5.1 of RFC 9112), no colon, an obsolete folded line (§5.2), a CR or
-NUL in the value (RFC 9110 §5.5).
+message for them (a large part of the built-in server's time for a ``tools/call``:
+benchmarks/instructions_http.py measures it). A WSGI app needs only the fields as
+name/value pairs, so they are read here in a loop, within limits (a line of at most
+64 KiB, at most 100 fields: past either, 431), and a field line that is not
+``token ":" value`` is refused (400): a name that is not an RFC 9110 token (whitespace
+before the colon included, §5.1 of RFC 9112), no colon, an obsolete folded line
+(§5.2), a CR or NUL in the value (RFC 9110 §5.5).
 
 Here too: the conversions between a field name and its WSGI environ key, cached
 (:data:`ENVIRON_KEY` for this server's environ, :data:`HEADER_NAME` for
@@ -33,7 +33,7 @@ class NameCache(dict[str, "Optional[str]"]):  # (quoted: typing is not imported 
 
     A request's field names are nearly always the ones the request before it had,
     and one dict lookup costs less than the string methods that convert a name
-    (WSGI's ``HTTP_ACCEPT`` for ``Accept`` and back: ~4 us a request of 9 fields).
+    (WSGI's ``HTTP_ACCEPT`` for ``Accept`` and back), for every field of every request.
     Bounded, whatever names come: only names of up to ``longest`` characters are kept,
     and a full cache starts again empty (made-up names cannot pin memory, nor keep the
     names in use out for good).

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 log: "Logger" = get_logger(__name__)
 
-# Stream ids: 64 random bits, as secrets.token_hex(8) gave, but from a generator of our own, seeded
+# Stream ids: 64 random bits, as in secrets.token_hex(8), but from a generator of our own, seeded
 # from os.urandom once (and again in a forked worker): no os.urandom() system call, which lets the GIL
 # go, a POST. Not the shared `random` generator: a tool's random.seed() would repeat the ids, and the
 # event store (one per app) would mix two sessions' events under one.
@@ -295,8 +295,8 @@ class HTTPSessionTransport(Transport):
         # right after initialize, but a notification may be quicker).
         self._first_start = store.store(self.standalone.id, b"") if self.standalone else None
         self._lock = threading.Lock()
-        # Only a session's transport has a standalone stream to hand over (and a Condition on a
-        # plain Lock costs ~20 us to make: not paid for every stateless POST).
+        # Only a session's transport has a standalone stream to hand over (and a Condition is the
+        # costly part to make: not made for a stateless POST, which never needs it).
         self._detached = threading.Condition(self._lock) if standalone else None
 
     @property

@@ -1,15 +1,15 @@
 """The client's hot POST: ``http.client`` on a kept-alive connection, beside a ``requests.Session``.
 
-``requests`` prepares every request afresh (URL parsing, hooks, cookie and
-proxy merging, auth), and urllib3 below it wraps each one in Retry, Timeout
-and pool objects: together ~2/3 of the client's CPU per call on plain
-``http://`` (benchmarks/instructions_client.py). When a POST needs none of
-it (no TLS, proxy or cookie to send, and no auth but a held Bearer token),
-:class:`DirectPost` sends it itself on one of its own kept-alive
-connections, and :class:`DirectAnswer` reads the answer (a JSON body by its
-Content-Length, an SSE stream as it arrives); ``requests`` keeps everything
-else. A :class:`DirectAnswer` has the few fields of a ``requests.Response``
-the transport reads, so the transport reads both kinds one way.
+``requests`` prepares every request afresh (URL parsing, hooks, cookie and proxy
+merging, auth), and urllib3 below it wraps each one in Retry, Timeout and pool
+objects: together most of the client's CPU per call on plain ``http://``
+(benchmarks/instructions_client.py measures it). When a POST needs none of it (no
+TLS, proxy or cookie to send, and no auth but a held Bearer token),
+:class:`DirectPost` sends it itself on one of its own kept-alive connections, and
+:class:`DirectAnswer` reads the answer (a JSON body by its Content-Length, an SSE
+stream as it arrives); ``requests`` keeps everything else. A :class:`DirectAnswer`
+has the few fields of a ``requests.Response`` the transport reads, so the transport
+reads both kinds one way.
 
 A kept-alive connection the server closed while it was idle (its keep-alive
 timeout) is found before it is used, as urllib3 does: an idle connection has

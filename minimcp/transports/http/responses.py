@@ -96,8 +96,8 @@ def abort(response: Answer) -> None:
 def close_http(http: "requests.Session") -> None:
     """Close a ``requests`` session and its idle pooled connections, now.
 
-    ``Session.close()`` empties urllib3's pool manager, but urllib3 2.8 no longer
-    closes the pools it drops: their kept-alive sockets stayed open until the
+    ``Session.close()`` empties urllib3's pool manager, but urllib3 (2.8 on) does not
+    close the pools it drops: their kept-alive sockets would stay open until the
     garbage collector came, each holding a thread of the server.
     """
     for adapter in http.adapters.values():

@@ -80,7 +80,8 @@ class StreamableHTTPTransport(Transport):
         self.http.headers.update(headers or {})
         self.http.auth = auth
         # Read the proxy / CA-bundle / netrc settings from the environment once:
-        # requests would scan os.environ on every call (~a third of a call's cost).
+        # requests would scan os.environ on every call (a large part of a call's cost:
+        # benchmarks/instructions_client.py measures it).
         settings = self.http.merge_environment_settings(url, {}, None, None, None)
         self.http.proxies.update(settings.get("proxies") or {})
         self.http.verify = settings.get("verify", True)
