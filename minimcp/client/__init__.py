@@ -5,9 +5,11 @@
 - :mod:`~minimcp.client.stateless`: :class:`StatelessSide`, the 2026-07-28 client side;
 - :mod:`~minimcp.client.answers`: what the client answers when the server asks (sampling, elicitation, roots);
 - :mod:`~minimcp.client.results`: the result types (``Tool``, ``ToolResult`` ...);
-- :mod:`~minimcp.client.config`: host config files (Claude Desktop, Cursor, VS Code ...);
-- :mod:`~minimcp.integrations.hub`: :class:`ToolHub`, many servers as one tool list;
-- :mod:`~minimcp.integrations.adapters`: tool lists and calls in the shapes LLM APIs use.
+- :mod:`~minimcp.client.config`: host config files (Claude Desktop, Cursor, VS Code ...), read;
+- :mod:`minimcp.client.auth`: OAuth 2.1 for the client (the flows ``auth=`` takes).
+
+Built on the client, in :mod:`minimcp.integrations`: many servers as one tool list, and tool
+calls in the shapes LLM APIs use.
 """
 
 from .client import Client

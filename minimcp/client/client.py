@@ -7,8 +7,9 @@ blocks the calling thread only, takes ``timeout=``, and is safe to make
 from many threads at once on one client.
 
 What the server sends unasked — requests for sampling, elicitation and
-roots, and notifications — goes to the handlers given to ``connect()``,
-each run on a worker thread, never on the reader.
+roots, and notifications — goes to the handlers given to ``connect()``:
+requests run on a worker thread, notification callbacks on the dispatcher thread,
+in the order they came; never on the reader.
 """
 
 import os

@@ -9,7 +9,7 @@ A middleware is a plain function::
         finally:
             log.info("%s took %.1f ms", request.method, (time.perf_counter() - started) * 1000)
 
-    server = Server("demo", middleware=[timing])   # or: @server.middleware
+    server = Server("demo", middleware=[timing])   # or: @server.add_middleware
     client = minimcp.connect(target, middleware=[timing])
 
 ``request`` is what the request is, on either side of the wire:

@@ -1,6 +1,6 @@
-"""Who reads a session's stream: the three ways, behind one small interface.
+"""Who reads a session's stream: four ways, behind one small interface.
 
-A :class:`~minimcp.engine.session.Session` reads its transport in one of three ways,
+A :class:`~minimcp.engine.session.Session` reads its transport in one of four ways,
 chosen when it starts; each is a :class:`Reading` here, and the Session calls nothing else
 of it:
 
@@ -56,7 +56,7 @@ def read_all(read: Callable[[], Any], receive: Callable[[Any], None], name: str)
 
 
 class Reading:
-    """What the Session asks of whoever reads its stream (the three ways below implement it)."""
+    """What the Session asks of whoever reads its stream (the four ways below implement it)."""
 
     #: True where the threads only read (their handlers run elsewhere): a close joins them
     #: within 5 s; False where they run handlers too, which get the close's grace.
@@ -313,7 +313,7 @@ class SharedReading(Reading):
 
     def run(self) -> Optional[ConnectionClosed]:
         """The reader thread: read when no caller does, until the stream ends. Returns why
-        it ended, as ``threads.read_all`` does (None: the peer closed it)."""
+        it ended, as :func:`read_all` does (None: the peer closed it)."""
         idle, seen = 0, self.calls
         try:
             while not self._finished:

@@ -10,7 +10,8 @@ reads the stream is one of the ways in ``reading.py``.
 It knows no MCP method beyond the utilities every version shares (ping,
 cancellation, progress) and assumes no handshake; the client and the server
 sit on top and give the methods meaning. Its threads, and the rules they keep
-(no lock held while user code runs; when the stream ends, every pending
+(no lock another request needs is held while user code runs, the stdio readers' read
+lock aside, which the watch takes back within a tick; when the stream ends, every pending
 request fails at once with ConnectionClosed), are drawn in ARCHITECTURE.md.
 """
 

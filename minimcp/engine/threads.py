@@ -1,6 +1,7 @@
 """Threads owned by minimcp: how they are started, joined, and pooled.
 
-Every thread minimcp starts is named ``minimcp-<kind>-<n>`` and is joined by
+Every thread minimcp starts is named ``minimcp-<kind>-<n>`` (a child process's two,
+``minimcp-<kind>-<pid>``) and is joined by
 the ``close()`` of the object that started it; ``daemon=True`` is only a
 safety net, so a handler stuck in user code cannot keep the interpreter alive.
 """

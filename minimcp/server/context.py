@@ -38,7 +38,7 @@ class Context(RequestContext):
             return reply["content"]["text"]
 
     Besides ``request_id``, ``cancelled`` and ``report_progress()`` (see
-    :class:`~minimcp.engine.session.RequestContext`), it tells what the client
+    :class:`~minimcp.engine.inflight.RequestContext`), it tells what the client
     negotiated and can ask the client for things. Those requests block this
     handler's worker thread only, never the connection.
     """

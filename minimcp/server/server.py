@@ -481,7 +481,7 @@ class Server:
 
     def run(self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000,
             websocket_path: Optional[str] = None, **options: Any) -> None:
-        """Serve until stopped: ``"stdio"`` (the default) or ``"http"``.
+        """Serve until stopped: ``"stdio"`` (the default), ``"http"`` or ``"websocket"``.
 
         On stdio, the process's stdout carries the protocol and nothing else: while serving, ``print()``
         goes to stderr. Returns (so the process exits 0) when stdin closes, on SIGTERM, or on Ctrl-C.

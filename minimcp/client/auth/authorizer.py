@@ -121,7 +121,7 @@ class Authorizer(requests.auth.AuthBase):
 
     def direct_headers(self, url: str) -> Optional[Dict[str, str]]:
         """The header that carries a fresh Bearer token for ``url``, for a POST that skips
-        ``requests`` (http/direct.py): an authorized call then costs that header alone. None
+        ``requests`` (transports/http/direct.py): an authorized call then costs that header alone. None
         when the request must go through :meth:`__call__` (no token yet, one to renew, DPoP)."""
         origin = self._origin(url)
         token = self._tokens.get(origin)

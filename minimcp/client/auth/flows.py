@@ -317,7 +317,7 @@ class BearerToken(requests.auth.AuthBase):
         return request
 
     def direct_headers(self, url: str) -> Dict[str, str]:
-        """The same header, for a POST that skips ``requests`` (http/direct.py)."""
+        """The same header, for a POST that skips ``requests`` (transports/http/direct.py)."""
         return {"Authorization": "Bearer " + self.token}
 
     def __repr__(self) -> str:

@@ -80,9 +80,10 @@ QUICK = frozenset({"tools/list", "prompts/list", "resources/list", "resources/te
 
 def runs_here(server: "Server", message: Any, tool: Any = None) -> bool:
     """Run this request on the thread that read its POST? Yes when its handler cannot wait on
-    the client or be cancelled: our quick methods, and tools with no ``ctx`` (they can ask the
-    client nothing and cannot see a cancel). Anything with a ``ctx`` runs on a worker, so that
-    this thread can stream what it sends (progress, logs, its questions to the client).
+    the client or be cancelled: our quick methods, and plain tools with no ``ctx`` (they can ask
+    the client nothing and cannot see a cancel; an ``async def`` tool can see one). Anything
+    else runs on a worker, so that this thread can stream what it sends (progress, logs, its
+    questions to the client).
     ``tool``: the one a tools/call names, if the caller has looked it up."""
     method = getattr(message, "method", None)
     if method in QUICK:

@@ -1,6 +1,6 @@
 """Server-Sent Events for the HTTP server: the wire format, streams, and the event store.
 
-spec basic/transports "Streamable HTTP" (2025-03-26 … 2025-11-25): a POST
+spec basic/transports "Streamable HTTP" (2025-03-26 on; resumption in the handshake era): a POST
 that carries a request is answered with JSON or with an SSE stream that
 carries messages about that request and then its response; a GET opens a
 standalone stream for everything else. Each message on a stream is an SSE

@@ -1,7 +1,7 @@
 """The 2024-11-05 "HTTP with SSE" transport, client side (deprecated since 2025-03-26).
 
-Kept apart from ``http.py`` so that module stays the current spec. spec
-2024-11-05 basic/transports "HTTP with SSE": the client GETs the SSE
+Apart from :mod:`~minimcp.transports.http.streamable`, which is the transport of the
+current spec. spec 2024-11-05 basic/transports "HTTP with SSE": the client GETs the SSE
 endpoint; the server's first event, ``endpoint``, names the URL to POST
 messages to; every server message then arrives as a ``message`` event on
 that one stream. Only needed to talk to old servers.

@@ -1,4 +1,4 @@
-"""Streamable HTTP, client side (spec basic/transports, 2025-03-26 … 2025-11-25).
+"""Streamable HTTP, client side (spec basic/transports, 2025-03-26 on, both eras).
 
 Every message we send is a POST. A request is posted by the thread that makes
 it (:meth:`StreamableHTTPTransport.exchange`), which reads a JSON answer itself
@@ -232,7 +232,7 @@ class StreamableHTTPTransport(Transport):
         headers = self._headers(extra)  # (every per-request header is added there, on both paths)
         timeout = self.timeout if deadline is None else max(0.001, min(self.timeout, deadline - monotonic()))
         try:
-            direct = self._direct.headers()  # (http/direct.py: what that saves)
+            direct = self._direct.headers()  # (transports/http/direct.py: what that saves)
             response: Optional[Answer] = None
             if direct is not None:
                 response = self._direct.post(jsonrpc.encode(message), {**headers, **direct}, timeout)
