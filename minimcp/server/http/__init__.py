@@ -1,8 +1,7 @@
 """The server's HTTP: a :class:`~minimcp.server.Server` served over Streamable HTTP as a WSGI app.
 
 - :mod:`~minimcp.server.http.app`: :class:`MCPApp`, the WSGI application (POST, GET and
-  DELETE of Streamable HTTP, both protocol eras, the sessions);
-- :mod:`~minimcp.server.http.get_stream`: the standalone GET stream;
+  DELETE of Streamable HTTP, both protocol eras, the sessions, the standalone GET stream);
 - :mod:`~minimcp.server.http.sse`: the 2024-11-05 HTTP+SSE endpoints mounted beside it;
 - :mod:`~minimcp.server.http.security`: Host and Origin checks, the ``auth`` hook;
 - :mod:`~minimcp.server.http.replies`: statuses and JSON-RPC error bodies;

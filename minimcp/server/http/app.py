@@ -24,8 +24,7 @@ carries a JSON-RPC error body saying what to fix.
 
 Beside this module: :mod:`~minimcp.server.http.security` (those checks, the ``auth`` hook),
 :mod:`~minimcp.server.http.replies` (statuses, error bodies), :mod:`~minimcp.server.http.sse`
-(the 2024-11-05 endpoints), :mod:`~minimcp.server.http.get_stream` (GET: the standalone stream,
-resuming), :mod:`~minimcp.server.http.streams` (the SSE streams of a session).
+(the 2024-11-05 endpoints), :mod:`~minimcp.server.http.streams` (the SSE streams of a session).
 """
 
 import secrets
@@ -45,7 +44,6 @@ from ...protocol.versions import HANDSHAKE_VERSIONS, HTTP_DEFAULT_VERSION, STATE
 from ..auth.protection import WELL_KNOWN, ProtectedResource, check_request_scopes
 from ..connection import ServerConnection
 from ..context import Context
-from .get_stream import serve_get
 from .replies import (
     SSE_HEADERS,
     STATUS,
@@ -59,6 +57,7 @@ from .replies import (
 )
 from .request import HEADER_NAME
 from .security import LOCAL_HOSTS, authenticate, check_host_and_origin, check_owner
+from .sockets import gone_probe
 from .sse import SSEEndpoints
 from .streams import OPENING, EventStore, HTTPSessionTransport, MemoryEventStore, OutStream, format_event
 
@@ -451,7 +450,7 @@ class MCPApp:
         if one_post:
             connection.session.close(grace=self.server.timeout)
 
-    # -- the session a GET or DELETE names; GET itself is in get_stream.py ----------------------
+    # -- the session a GET or DELETE names -----------------------------------------------------
 
     def _session(self, headers: Dict[str, str], principal: Any) -> Tuple[str, ServerConnection]:
         if self.stateless:
@@ -466,8 +465,45 @@ class MCPApp:
         check_owner(connection.principal, principal)
         return session_id, connection
 
+    # -- GET: the standalone stream, or a broken stream resumed ----------------------------------
+
     def _get(self, environ: _Environ, headers: Dict[str, str], principal: Any, start_response: _Start) -> Any:
-        return serve_get(self, environ, headers, principal, start_response)  # (get_stream.py)
+        """GET on the endpoint: a session's standalone SSE stream, or a broken stream resumed.
+
+        The standalone stream carries what belongs to no request (the server's own requests,
+        notifications, list changes). One GET holds it at a time; a new GET takes it over at once
+        from one whose client is gone (``HTTPSessionTransport.attach_standalone``), else gets
+        409. ``Last-Event-ID`` resumes any stream of the session after that event (spec
+        2025-11-25 "Resumability and Redelivery"). The stateless era has no GET (405).
+        """
+        if headers.get("mcp-protocol-version") == STATELESS_VERSION:
+            raise HTTPError(405, "Method Not Allowed: 2026-07-28 uses POST only", headers=[("Allow", "POST")])
+        if "text/event-stream" not in headers.get("accept", ""):
+            raise HTTPError(406, "Not Acceptable: Accept must list text/event-stream")
+        _, connection = self._session(headers, principal)
+        transport: HTTPSessionTransport = connection.session.transport
+        last_event_id = headers.get("last-event-id", "")  # ("": as absent)
+        gone = gone_probe(environ)  # has this client left? (where the WSGI server can tell)
+        stream = None
+        if last_event_id:
+            replay = self.store.events_after(last_event_id)
+            stream = transport.resumable(replay[0]) if replay else None
+            if stream is None:
+                raise HTTPError(404, f"Not Found: no stream to resume at event {last_event_id!r}")
+            # The headers go out with the first bytes: a comment, unless an event is there to replay.
+            opening = [] if any(data for _, data in replay[1]) else [OPENING]  # type: ignore[index]
+            if stream is not transport.standalone:
+                start_response(STATUS[200], SSE_HEADERS)
+                return _resumed_body(stream, last_event_id, opening)
+        start = transport.attach_standalone(gone is not None)
+        if start is None:
+            raise HTTPError(409, "Conflict: this session already has a GET stream open")
+        start_response(STATUS[200], SSE_HEADERS)
+        if stream is not None:  # the standalone stream, resumed: after the client's last event
+            return _standalone_body(transport, last_event_id, opening, gone)
+        # A new stream starts with the priming event, or with a comment where there is none: the
+        # server may have nothing to send on it for long, and the client waits for its headers.
+        return _standalone_body(transport, start, self._priming(connection, start) or [OPENING], gone)
 
     # -- DELETE: end the session ---------------------------------------------------------------
 
@@ -495,3 +531,17 @@ class MCPApp:
         self.server.log_bridge.uninstall()
         from ..tasks import close as close_tasks  # late: few servers have tasks
         close_tasks(self.server)  # running tasks end cancelled; their threads are joined
+
+
+def _resumed_body(stream: OutStream, last_event_id: str, opening: List[bytes]) -> Iterable[bytes]:
+    yield from opening
+    yield from stream.events(after=last_event_id)
+
+
+def _standalone_body(transport: HTTPSessionTransport, start: str, opening: List[bytes],
+                     gone: Optional[Callable[[], bool]]) -> Iterable[bytes]:
+    try:
+        yield from opening
+        yield from transport.standalone.events(after=start, gone=gone)  # type: ignore[union-attr]
+    finally:
+        transport.detach_standalone()
