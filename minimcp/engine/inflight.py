@@ -56,10 +56,11 @@ class RequestContext:
         progress_token: ``params._meta.progressToken``, or ``None`` when the
             caller did not ask for progress.
         answered: True once its answer is on its way (from then on the peer may reuse its id).
+        kind: what a stdio server's reading times as one kind of request (the method).
     """
 
     __slots__ = ("session", "request_id", "method", "params", "progress_token", "handler", "batch", "answered",
-                 "_cancelled")
+                 "kind", "_cancelled")
 
     #: False: the peer sent it, this side answers it (middleware tells the two kinds apart by it).
     outgoing = False
@@ -76,6 +77,9 @@ class RequestContext:
         meta = self.params.get("_meta")
         self.progress_token: Optional[RequestId] = meta.get("progressToken") if type(meta) is dict else None
         self.answered: bool = False
+        #: What a stdio server's reading remembers as "the same kind of request" (was its last one
+        #: quick?): the method; a server's context adds what the method names (the tool).
+        self.kind: Any = request.method
         self._cancelled: Optional[threading.Event] = None  # made on first use: most requests never need it
 
     @property
@@ -102,12 +106,6 @@ class RequestContext:
         handlers get the grace period to finish.
         """
         self.session.hold_open(self)
-
-    @property
-    def kind(self) -> Any:
-        """What a stdio server's reading remembers as "the same kind of request" (was its last one
-        quick?): the method; a server's context adds what the method names (the tool)."""
-        return self.method
 
     @property
     def is_cancelled(self) -> bool:

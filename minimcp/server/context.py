@@ -48,6 +48,9 @@ class Context(RequestContext):
     def __init__(self, session: Session, request: Request, handler: Any = None,
                  batch: Optional[Batch] = None) -> None:
         super().__init__(session, request, handler, batch)
+        name = self.params.get("name")
+        if type(name) is str:  # a stdio server's reading times each tool (and prompt) apart
+            self.kind = (self.method, name)
         #: The request's 2026-07-28 metadata, or None for a handshake-era request.
         self.meta: Optional[RequestMeta] = None
         #: Answers the client sent for this request's input requests (2026-07-28).
@@ -61,13 +64,6 @@ class Context(RequestContext):
         """The client connection this request came in on."""
         connection: ServerConnection = self.session.owner  # (a server's sessions are owned by one)
         return connection
-
-    @property
-    def kind(self) -> Any:
-        """The method and what it names (a tool's name): a stdio server's reading times each
-        tool apart, so a quick one runs on the thread that read it and a slow one does not."""
-        name = self.params.get("name")
-        return (self.method, name if type(name) is str else None)
 
     @property
     def protocol_version(self) -> Optional[str]:
