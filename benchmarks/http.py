@@ -14,7 +14,7 @@ str``, at ``http://127.0.0.1:PORT/mcp``:
   with keep-alive and ``TCP_NODELAY``, parse the body, answer in one send;
 - (a) minimcp's built-in server (``http_parts/echo_app.py``:
   ``server.run("http", port=...)``, sessions on);
-- (b) minimcp's ``stateless_app`` under gunicorn ``gthread`` (2 workers x 16
+- (b) minimcp's ``sessionless_app`` under gunicorn ``gthread`` (2 workers x 16
   threads by default);
 - (c) the official SDK's ``MCPServer`` (``http_parts/official_server.py``) in
   its fastest mode, ``stateless_http=True, json_response=True``, under uvicorn
@@ -568,7 +568,7 @@ def run(args, workdir):
             servers.append(Server("gunicorn" + suffix, "(b) gunicorn" + suffix, [
                 python, "-m", "gunicorn", "-k", "gthread", "-w", str(args.workers),
                 "--threads", str(args.worker_threads), "-b", "127.0.0.1:{port}", "--graceful-timeout", "5",
-                *gunicorn_quiet(python, plain), "echo_app:stateless_app"], env, WIRES))
+                *gunicorn_quiet(python, plain), "echo_app:sessionless_app"], env, WIRES))
     else:
         skipped.append("gunicorn: --no-gunicorn" if args.no_gunicorn else f"gunicorn: not installed for {python}")
     if mcp_python:
@@ -592,7 +592,7 @@ def run(args, workdir):
     print(f"  floor, minimcp, load generators: CPython {sys.version.split()[0]}, {python}")
     print(f"  minimcp {minimcp_version(args.minimcp_from)} from {args.minimcp_from}{git_commit(args.minimcp_from)} "
           f"(PYTHONPATH); (a) built-in server, sessions on; "
-          + (f"(b) gunicorn {gunicorn} -k gthread -w {args.workers} --threads {args.worker_threads}, stateless_app"
+          + (f"(b) gunicorn {gunicorn} -k gthread -w {args.workers} --threads {args.worker_threads}, sessionless_app"
              if gunicorn else "(b) skipped"))
     if args.baseline:
         print(f"  minimcp{BASELINE}, gunicorn{BASELINE}, minimcp{BASELINE} client: minimcp "

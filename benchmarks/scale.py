@@ -1,9 +1,9 @@
-"""Does the stateless app scale with cores? gunicorn with 1 worker vs 2 workers, interleaved.
+"""Does the sessionless app scale with cores? gunicorn with 1 worker vs 2 workers, interleaved.
 
     python benchmarks/scale.py                    # 5 rounds, K = 8 and 32, 2026-07-28 wire
     python benchmarks/scale.py --rounds 3 --wire 2025-11-25
 
-Both servers (``gunicorn -k gthread -w N --threads 16``, ``http_parts/echo_app:stateless_app``)
+Both servers (``gunicorn -k gthread -w N --threads 16``, ``http_parts/echo_app:sessionless_app``)
 stay up; each round drives each with ``http_parts/load.py`` (the cell of ``http.py``), the
 order swapped every round. It prints req/s and the server's CPU per request for each, and the
 median 2-worker / 1-worker ratio with its range. On a 2-core machine the load generator needs
@@ -41,7 +41,7 @@ def start(gunicorn, workers):
     env["PYTHONPATH"] = REPO
     process = subprocess.Popen([gunicorn, "-k", "gthread", "-w", str(workers), "--threads", "16",
                                 "-b", f"127.0.0.1:{port}", "--chdir", PARTS, "--log-level", "warning",
-                                "echo_app:stateless_app"], env=env, stdout=subprocess.DEVNULL,
+                                "echo_app:sessionless_app"], env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # polling an external process, bounded
@@ -74,7 +74,7 @@ def main():
     load = subprocess.Popen([sys.executable, os.path.join(PARTS, "load.py")], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True)
     results = {(w, k): [] for w in (1, 2) for k in ks}
-    print(f"gunicorn 1 vs 2 workers, stateless app, wire {args.wire}; {os.cpu_count()} cores, "
+    print(f"gunicorn 1 vs 2 workers, sessionless app, wire {args.wire}; {os.cpu_count()} cores, "
           f"load average {os.getloadavg()[0]:.2f} at start", flush=True)
     try:
         for r in range(args.rounds):

@@ -1,13 +1,13 @@
 """The weather server over Streamable HTTP: built-in server, or any WSGI server.
 
     python examples/http_server.py                 # http://127.0.0.1:8000/mcp
-    gunicorn -c examples/deploy/gunicorn.conf.py 'examples.http_server:stateless_app'
+    gunicorn -c examples/deploy/gunicorn.conf.py 'examples.http_server:sessionless_app'
 
 In production, nginx sits in front of gunicorn: examples/deploy/nginx.conf.
 
 With sessions (``app``), a client's requests must reach the worker that
 holds its session: behind several workers, route by the ``Mcp-Session-Id``
-header (sticky sessions). ``stateless_app`` keeps no sessions, so any worker
+header (sticky sessions). ``sessionless_app`` keeps no sessions, so any worker
 can answer any request (server-to-client requests then work only inside a
 call, on its SSE stream).
 """
@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from weather_server import server  # noqa: E402  (the same tools as over stdio)
 
 app = server.wsgi_app()
-stateless_app = server.wsgi_app(stateless=True)
+sessionless_app = server.wsgi_app(sessions=False)
 
 if __name__ == "__main__":
     server.run("http", port=int(os.environ.get("PORT", "8000")))

@@ -6,7 +6,7 @@
   sets and sends it from then on, as requests would;
 - the lock hand-off that replaced a Future: an answer, an error, a timeout, a cancel;
 - a request answered in its POST's own body, with no response stream (``server.http.app.answers_here``:
-  a 2026-07-28 one, a stateless app's, a handshake-era session's) answers as the stream would,
+  a 2026-07-28 one, a sessionless app's, a handshake-era session's) answers as the stream would,
   only requests that can neither stream nor be cancelled take that way, and it still takes its id;
 - a tools/call on each path of ServerTool.call and of jsonrpc's read and write answers as before.
 """
@@ -115,7 +115,7 @@ def test_the_direct_post_keeps_a_cookie_the_server_sets():
         """Return the text."""
         return text
 
-    app = server.wsgi_app(stateless=True)
+    app = server.wsgi_app(sessions=False)
     seen = []
 
     def with_cookie(environ, start_response):  # a sticky load balancer in front of the server
@@ -257,7 +257,7 @@ def test_only_requests_that_can_neither_stream_nor_be_cancelled_skip_the_session
 def test_a_request_answered_at_once_answers_as_the_session_would():
     cancelled = threading.Event()
     server = stateless_server(cancelled)
-    for app in (server.wsgi_app(), server.wsgi_app(stateless=True)):
+    for app in (server.wsgi_app(), server.wsgi_app(sessions=False)):
         with BackgroundServer(app) as running:
             ok = post(running.url, call("echo", {"text": "hi"}, request_id=7))
             assert ok.status_code == 200 and ok.headers["Content-Type"].startswith("application/json")
@@ -278,7 +278,7 @@ def test_a_request_answered_at_once_answers_as_the_session_would():
 
 def test_a_request_that_asks_for_logs_still_gets_them_on_a_stream():
     server = stateless_server(threading.Event())
-    with BackgroundServer(server.wsgi_app(stateless=True)) as running:
+    with BackgroundServer(server.wsgi_app(sessions=False)) as running:
         quiet = post(running.url, call("chatty", {"text": "x"}))
         assert quiet.headers["Content-Type"].startswith("application/json")
         loud = post(running.url, call("chatty", {"text": "x"}, dict(META, **{
@@ -292,7 +292,7 @@ def test_a_request_that_asks_for_logs_still_gets_them_on_a_stream():
 def test_a_stateless_request_with_a_ctx_is_still_cancellable():
     cancelled = threading.Event()
     server = stateless_server(cancelled)
-    with BackgroundServer(server.wsgi_app(stateless=True)) as running:
+    with BackgroundServer(server.wsgi_app(sessions=False)) as running:
         with minimcp.connect(running.url + "/mcp", protocol="2026-07-28") as client:
             try:
                 client.call_tool("wait_for_cancel", timeout=0.5)
@@ -335,9 +335,9 @@ def handshake_post(url: str, body: dict, version: str = "2025-11-25") -> request
     return requests.post(url + "/mcp", data=json.dumps(body), headers=headers, timeout=10)
 
 
-def test_a_stateless_app_answers_a_handshake_era_request_at_once_as_before():
+def test_a_sessionless_app_answers_a_handshake_era_request_at_once_as_before():
     server = stateless_server(threading.Event())
-    with BackgroundServer(server.wsgi_app(stateless=True)) as running:
+    with BackgroundServer(server.wsgi_app(sessions=False)) as running:
         ok = handshake_post(running.url, {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
                                        "params": {"name": "echo", "arguments": {"text": "hi"}}})
         assert ok.status_code == 200 and "Mcp-Session-Id" not in ok.headers
@@ -355,10 +355,10 @@ def test_a_stateless_app_answers_a_handshake_era_request_at_once_as_before():
             assert client.call_tool("echo", {"text": "via client"}).text == "via client"
 
 
-def test_a_stateless_app_with_a_default_log_level_still_streams_the_logs():
+def test_a_sessionless_app_with_a_default_log_level_still_streams_the_logs():
     server = stateless_server(threading.Event())
     server.log_level = "info"  # every client gets info and above: the request needs its stream
-    with BackgroundServer(server.wsgi_app(stateless=True)) as running:
+    with BackgroundServer(server.wsgi_app(sessions=False)) as running:
         loud = handshake_post(running.url, {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                                          "params": {"name": "chatty", "arguments": {"text": "y"}}})
         assert loud.headers["Content-Type"].startswith("text/event-stream")

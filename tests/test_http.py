@@ -263,7 +263,7 @@ def test_auth_hook_demands_a_bearer_token():
 
 def test_stateless_mode(http):
     server = make_server()
-    with BackgroundServer(server.wsgi_app(stateless=True)) as running:
+    with BackgroundServer(server.wsgi_app(sessions=False)) as running:
         init = requests.post(running.url + "/mcp", data=json.dumps(INIT), timeout=10,
                              headers={"Accept": ACCEPT, "Content-Type": "application/json"})
         assert init.status_code == 200 and "Mcp-Session-Id" not in init.headers
@@ -420,12 +420,12 @@ def test_an_oversized_websocket_message_closes_with_1009(http):
 
 @pytest.mark.parametrize("command", ["gunicorn", "waitress"])
 def test_the_same_app_under_gunicorn_and_waitress(command):
-    """The stateless app behind 2 gunicorn workers (any worker answers any request), and waitress."""
+    """The sessionless app behind 2 gunicorn workers (any worker answers any request), and waitress."""
     port = free_port()
     argv = {
         "gunicorn": [PY, "-m", "gunicorn", "-k", "gthread", "-w", "2", "--threads", "4",
-                     "-b", f"127.0.0.1:{port}", "examples.http_server:stateless_app"],
-        "waitress": [PY, "-m", "waitress", "--listen", f"127.0.0.1:{port}", "examples.http_server:stateless_app"],
+                     "-b", f"127.0.0.1:{port}", "examples.http_server:sessionless_app"],
+        "waitress": [PY, "-m", "waitress", "--listen", f"127.0.0.1:{port}", "examples.http_server:sessionless_app"],
     }[command]
     proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             env=dict(os.environ, PYTHONPATH=ROOT))

@@ -135,7 +135,7 @@ def test_http_batches_are_refused_under_2025_11_25_and_allowed_stateless_under_2
         opened = _post(url, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": newer})
         refused = _post(url, _batch(1), opened.headers["Mcp-Session-Id"], "2025-11-25")
         assert refused.status_code == 400 and refused.json()["error"]["code"] == jsonrpc.INVALID_REQUEST
-    with BackgroundServer(make_server().wsgi_app(stateless=True)) as running:
+    with BackgroundServer(make_server().wsgi_app(sessions=False)) as running:
         answered = _post(running.url + "/mcp", _batch(4, 5), version="2025-03-26")
         assert answered.status_code == 200 and sorted(r["id"] for r in answered.json()) == [4, 5]
 

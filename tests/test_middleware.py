@@ -2,7 +2,7 @@
 
 A server's middleware is counted over every transport (stdio in a child process, in memory,
 WebSocket, Streamable HTTP of both eras with a tool that takes no ``ctx`` and one that does,
-a stateless app, the 2024-11-05 HTTP+SSE endpoints); a client's, over its outgoing calls and
+a sessionless app, the 2024-11-05 HTTP+SSE endpoints); a client's, over its outgoing calls and
 the server's requests it answers. What a middleware returns or raises is what the peer gets.
 """
 
@@ -62,7 +62,7 @@ def test_in_memory_each_request_passes_once():
 @pytest.mark.parametrize("protocol, stateless", [("2025-11-25", False), ("2025-11-25", True), ("2026-07-28", False)])
 def test_streamable_http_each_request_passes_once(protocol, stateless):
     server, seen = counted_server()
-    with BackgroundServer(server.wsgi_app(stateless=stateless)) as running:
+    with BackgroundServer(server.wsgi_app(sessions=not stateless)) as running:
         with minimcp.connect(running.url + "/mcp", protocol=protocol) as client:
             calls(client)
     assert seen[("tools/call", False)] == 3, seen

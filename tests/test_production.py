@@ -81,7 +81,7 @@ class Deployment:
 
 @pytest.fixture
 def deployment(tmp_path, request):
-    app, workers, graceful = getattr(request, "param", ("examples.http_server:stateless_app", 2, 5))
+    app, workers, graceful = getattr(request, "param", ("examples.http_server:sessionless_app", 2, 5))
     running = Deployment(tmp_path, app, workers, graceful)
     yield running
     running.close()

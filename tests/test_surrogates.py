@@ -112,7 +112,7 @@ def test_streamable_http_json_response_mode(over_stdio):
 
 
 def test_streamable_http_stateless(over_stdio):
-    with BackgroundServer(make_server().wsgi_app(stateless=True)) as running:
+    with BackgroundServer(make_server().wsgi_app(sessions=False)) as running:
         with minimcp.connect(running.url + "/mcp", protocol="2025-11-25", timeout=20) as client:
             result = exchange(client, log_expected=False)
     assert result == dict(over_stdio, logs=[])  # no session keeps the log level between POSTs

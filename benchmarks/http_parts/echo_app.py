@@ -1,7 +1,7 @@
 """minimcp's contender: the echo tool, served over HTTP the ways examples/http_server.py shows.
 
     python benchmarks/http_parts/echo_app.py PORT       # (a) the built-in server, with sessions
-    gunicorn -k gthread -w 2 --threads 16 --chdir benchmarks/http_parts 'echo_app:stateless_app'   # (b)
+    gunicorn -k gthread -w 2 --threads 16 --chdir benchmarks/http_parts 'echo_app:sessionless_app'   # (b)
 
 Public API only, the same tool as ``stdio_parts/minimcp_server.py``.
 """
@@ -20,7 +20,7 @@ def echo(text: str) -> str:
 
 
 app = server.wsgi_app()
-stateless_app = server.wsgi_app(stateless=True)
+sessionless_app = server.wsgi_app(sessions=False)
 
 if __name__ == "__main__":
     server.run("http", port=int(sys.argv[1]))

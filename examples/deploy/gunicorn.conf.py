@@ -1,6 +1,6 @@
 """gunicorn settings for a minimcp app behind nginx (see nginx.conf beside this file).
 
-    gunicorn -c examples/deploy/gunicorn.conf.py 'examples.http_server:stateless_app'
+    gunicorn -c examples/deploy/gunicorn.conf.py 'examples.http_server:sessionless_app'
 
 nginx takes the clients: it holds idle and slow connections (thousands, in one
 event loop) and hands gunicorn only whole requests, so gunicorn's threads serve
@@ -17,7 +17,7 @@ bind = os.environ.get("MCP_BIND", "127.0.0.1:8000")
 # stream, a GET stream, a tool that asks for sampling) holds one thread, not a process.
 worker_class = "gthread"
 threads = int(os.environ.get("MCP_THREADS", "16"))
-# The stateless app (and every 2026-07-28 request) may use several workers, one per
+# The sessionless app (and every 2026-07-28 request) may use several workers, one per
 # core; an app with sessions needs one worker, or nginx routing by Mcp-Session-Id
 # to several gunicorn instances (see nginx.conf).
 workers = int(os.environ.get("MCP_WORKERS", "2"))

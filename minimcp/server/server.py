@@ -469,7 +469,7 @@ class Server:
 
         Run it with ``server.run("http")``, or under gunicorn::
 
-            app = server.wsgi_app(stateless=True)   # gunicorn -k gthread -w 4 'module:app'
+            app = server.wsgi_app(sessions=False)   # gunicorn -k gthread -w 4 'module:app'
 
         ``options`` are those of :class:`minimcp.server.http.app.MCPApp` (``stateless``, ``json_response``,
         ``allowed_hosts``, ``allowed_origins``, ``auth`` (a hook, or an OAuth

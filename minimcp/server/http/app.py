@@ -14,7 +14,7 @@ One endpoint (``/mcp``):
 - ``DELETE`` ends the session.
 
 Sessions: ``initialize`` mints a ``Mcp-Session-Id``; later requests must carry it (400 without, 404
-for an unknown or ended one). Stateless mode keeps no sessions, for deployments behind a plain load
+for an unknown or ended one). A sessionless app (``sessions=False``) keeps none, for deployments behind a plain load
 balancer: each POST is served on its own, with the version from ``MCP-Protocol-Version``.
 
 Security defaults (spec "Security Warning"): a present ``Origin`` must be local (else
@@ -116,7 +116,8 @@ class MCPApp:
         server: the server to serve.
         path: the MCP endpoint, relative to where the app is mounted (``SCRIPT_NAME``);
             mounted under a prefix, the prefix itself is the endpoint too.
-        stateless: keep no sessions (any worker can answer any request).
+        sessions: keep HTTP sessions (``Mcp-Session-Id``); False: a sessionless app, whose every
+            POST is served on its own, so any worker can answer any request.
         json_response: always answer with JSON, never SSE (progress and logs are dropped).
         allowed_hosts: ``Host`` names accepted (default: localhost names); ``["*"]`` any.
         allowed_origins: ``Origin`` values accepted besides local ones.
@@ -138,7 +139,7 @@ class MCPApp:
             client gets 404 and starts again); none idle: ``503`` with ``Retry-After``.
     """
 
-    def __init__(self, server: "Server", path: str = "/mcp", *, stateless: bool = False, json_response: bool = False,
+    def __init__(self, server: "Server", path: str = "/mcp", *, sessions: bool = True, json_response: bool = False,
                  allowed_hosts: Optional[Iterable[str]] = None, allowed_origins: Iterable[str] = (),
                  auth: Optional[Callable[[Dict[str, str]], Any]] = None, max_body: int = 4 * 1024 * 1024,
                  event_store: Optional[EventStore] = None, retry_ms: int = 1000, sse_path: Optional[str] = "/sse",
@@ -146,7 +147,8 @@ class MCPApp:
                  session_ttl: Optional[float] = 3600.0, max_sessions: int = 1024) -> None:
         self.server: Server = server
         self.path = path
-        self.stateless = stateless
+        #: False: a sessionless app (``sessions=False``), whose every POST has a connection of its own.
+        self.keeps_sessions = sessions
         self.json_response = json_response
         self.allowed_hosts: Set[str] = set(allowed_hosts) if allowed_hosts is not None else set(LOCAL_HOSTS)
         self.allowed_origins: Set[str] = set(allowed_origins)
@@ -166,7 +168,7 @@ class MCPApp:
         self.sse_endpoints: SSEEndpoints = SSEEndpoints(self)
 
     def __repr__(self) -> str:
-        mode = "stateless" if self.stateless else f"sessions={len(self.sessions) + len(self.sse_endpoints.sessions)}"
+        mode = "sessionless" if not self.keeps_sessions else f"sessions={len(self.sessions) + len(self.sse_endpoints.sessions)}"
         return f"<MCPApp {self.server.name!r} at {self.path} {mode}>"
 
     # -- the WSGI entry point ---------------------------------------------------------
@@ -212,7 +214,7 @@ class MCPApp:
 
     def _post(self, environ: _Environ, headers: Dict[str, str], principal: Any, start_response: _Start) -> Any:
         """One POST, of either era, by one path: checked, given its connection (the session's, or
-        one of its own for a 2026-07-28 request and a stateless app's), then answered here, in the
+        one of its own for a 2026-07-28 request and a sessionless app's), then answered here, in the
         POST's body, when nothing can be sent before its answer (:func:`answers_here`), else
         through a response stream (JSON if the answer comes first and quickly, else SSE)."""
         if not environ.get("CONTENT_TYPE", "").startswith("application/json"):
@@ -248,7 +250,7 @@ class MCPApp:
             # a session is opened for it, which nobody could then use)
             raise HTTPError(400, "Invalid Request: initialize cannot be part of a JSON-RPC batch")
         connection, new_session = self._connection_for(messages, headers, principal, per_request)
-        one_post = per_request or self.stateless  # the connection lives for this POST alone
+        one_post = per_request or not self.keeps_sessions  # the connection lives for this POST alone
         if batch and not connection.allows_batches():
             self._end_if_one_post(connection, one_post)
             raise HTTPError(400, "Invalid Request: JSON-RPC batches are allowed only in protocol version 2025-03-26")
@@ -301,13 +303,13 @@ class MCPApp:
     def _connection_for(self, messages: List[Any], headers: Dict[str, str], principal: Any,
                         per_request: bool = False) -> Tuple[ServerConnection, Optional[str]]:
         """The connection a POST belongs to, and the new session id if it starts one. A 2026-07-28
-        request (``per_request``) and a stateless app's POST get a connection of their own."""
+        request (``per_request``) and a sessionless app's POST get a connection of their own."""
         connection: Optional[ServerConnection]  # (narrowed where it is set)
         if per_request:
             return self._new_connection(principal, session=False), None
         initializing = any(type(m) is Request and m.method == "initialize" for m in messages)
         version = self._handshake_version(headers)
-        if self.stateless:
+        if not self.keeps_sessions:
             connection = self._new_connection(principal, session=False)
             if not initializing:
                 # spec 2025-06-18 basic/transports: no header means 2025-03-26
@@ -376,7 +378,7 @@ class MCPApp:
 
     def _new_connection(self, principal: Any, session: bool) -> ServerConnection:
         """A connection over a new HTTP transport: a session's (tracked, with a GET stream), or
-        one that lives for a single POST (stateless)."""
+        one that lives for a single POST (the stateless era's, a sessionless app's)."""
         transport = HTTPSessionTransport(self.store, standalone=session)
         return self.server.open_connection(transport, principal=principal, workers=self.workers, track=session)
 
@@ -446,15 +448,15 @@ class MCPApp:
         return [format_event(b"", start, event="", retry_ms=self.retry_ms)]
 
     def _end_if_one_post(self, connection: ServerConnection, one_post: bool) -> None:
-        """Close a connection that lived for one POST (2026-07-28, a stateless app's)."""
+        """Close a connection that lived for one POST (2026-07-28, a sessionless app's)."""
         if one_post:
             connection.session.close(grace=self.server.timeout)
 
     # -- the session a GET or DELETE names -----------------------------------------------------
 
     def _session(self, headers: Dict[str, str], principal: Any) -> Tuple[str, ServerConnection]:
-        if self.stateless:
-            raise HTTPError(405, "Method Not Allowed: this server is stateless; use POST", headers=[("Allow", "POST")])
+        if not self.keeps_sessions:
+            raise HTTPError(405, "Method Not Allowed: this server keeps no sessions; use POST", headers=[("Allow", "POST")])
         session_id = headers.get("mcp-session-id")
         if not session_id:
             raise HTTPError(400, "Bad Request: Mcp-Session-Id header is required")

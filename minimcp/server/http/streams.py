@@ -296,7 +296,7 @@ class HTTPSessionTransport(Transport):
         self._first_start = store.store(self.standalone.id, b"") if self.standalone else None
         self._lock = threading.Lock()
         # Only a session's transport has a standalone stream to hand over (and a Condition is the
-        # costly part to make: not made for a stateless POST, which never needs it).
+        # costly part to make: not made for a POST's own session, which never needs it).
         self._detached = threading.Condition(self._lock) if standalone else None
 
     @property
