@@ -53,23 +53,27 @@ if TYPE_CHECKING:  # pragma: no cover
     from .server.content import Audio, EmbeddedResource, Image, Message, ResourceLink
     from .server.server import Context, Server
 
-#: name -> the module that defines it. Each side loads on first use: a server loads no client
-#: module and a client no server module (start-up time is import time: see benchmarks/).
-_LATE = {"Client": "client.client", "connect": "client.connect", "Server": "server.server",
-         "Context": "server.server", "Image": "server.content", "Audio": "server.content",
-         "ResourceLink": "server.content", "EmbeddedResource": "server.content", "Message": "server.content"}
-
-
 def __getattr__(name: str) -> Any:
-    """The public names of the client and server sides, imported when first asked for."""
-    module = _LATE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'minimcp' has no attribute {name!r}")
-    from importlib import import_module
+    """The public names of the client and server sides, each imported when first asked for: a
+    server loads no client module and a client no server module (start-up time is import time;
+    ``importlib`` is not used for it, as it would import ``warnings``)."""
+    if name in ("Server", "Context"):
+        from .server.server import Context, Server
 
-    value = getattr(import_module(f"{__name__}.{module}"), name)
+        value: Any = Server if name == "Server" else Context
+    elif name in ("Image", "Audio", "ResourceLink", "EmbeddedResource", "Message"):
+        from .server import content
+
+        value = getattr(content, name)
+    elif name == "Client":
+        from .client.client import Client as value
+    elif name == "connect":
+        from .client.connect import connect as value
+    else:
+        raise AttributeError(f"module 'minimcp' has no attribute {name!r}")
     globals()[name] = value  # (asked once: the module's own attribute from then on)
     return value
+
 
 __all__ = (
     "connect", "Client", "Server", "Context",

@@ -25,7 +25,6 @@ from ..logs import get_logger, trace
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, Malformed, Notification, Request, Response
 from .inflight import Batch, Incoming, NoAnswer, Outgoing, RequestContext, _Pending, with_progress_token
-from .middleware import OutgoingRequest, through
 from .reading import Exchanges, Readers, ReaderThread, SharedReading
 from .threads import Dispatcher, WorkerPool
 from .transport import Failed
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Tuple, Type
 
     from .inflight import ProgressCallback
-    from .middleware import Middleware
+    from .middleware import Middleware, OutgoingRequest
     from .reading import Reading
     from .transport import Transport
 
@@ -81,6 +80,8 @@ def dispatch(ctx: RequestContext) -> Any:
     try:
         middleware = session.middleware
         if middleware:
+            from .middleware import through  # (loaded once a middleware is added)
+
             result = through(middleware, ctx, _call_handler)
         else:
             result = ctx.handler(ctx.params, ctx)
@@ -472,6 +473,8 @@ class Session:
             KeyboardInterrupt: the request is cancelled at the peer, then re-raised.
         """
         if self.middleware:
+            from .middleware import OutgoingRequest, through  # (loaded once a middleware is added)
+
             def send(passed: OutgoingRequest) -> Any:
                 sent = passed.params if passed.params or params is not None else None  # (none stays none)
                 return self._request(passed.method, sent, timeout, on_progress, max_timeout,
