@@ -533,3 +533,39 @@ def test_a_session_request_answered_in_its_own_post_answers_as_the_stream_would(
         events = [json.loads(line[5:]) for line in loud.text.splitlines() if line.startswith("data:") and line[5:].strip()]
         assert events[0]["method"] == "notifications/message" and "about z" in events[0]["params"]["data"]
         assert events[-1]["result"]["content"][0]["text"] == "z"
+
+
+def test_a_one_post_connection_used_again_carries_nothing_from_the_post_before():
+    """A stateless-era POST, or a sessionless app's, answered in its body leaves its connection
+    for the next such POST (MCPApp._spare): each request still sees its own principal (a
+    middleware reads it), the version its own POST said, and a connection with something in
+    flight is never used again."""
+    server = stateless_server(threading.Event())
+    seen = []
+    server.add_middleware(lambda request, call_next: (seen.append((request.principal, request.protocol_version)),
+                                                      call_next(request))[1])
+    for sessions in (True, False):
+        seen.clear()
+        app = server.wsgi_app(sessions=sessions, auth=lambda headers: headers.get("x-user") or None)
+        with BackgroundServer(app) as running:
+            for n, user in enumerate(["ann", "bob", "ann", "cy"]):
+                headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+                           "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo",
+                           "X-User": user}
+                answer = requests.post(running.url + "/mcp", data=json.dumps(call("echo", {"text": user}, request_id=n)),
+                                       headers=headers, timeout=10)
+                assert answer.json()["result"]["content"][0]["text"] == user
+            if not sessions:
+                for version in ("2025-06-18", "2025-11-25"):
+                    answer = requests.post(running.url + "/mcp", headers={
+                        "Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+                        "MCP-Protocol-Version": version, "X-User": "dee"}, timeout=10,
+                        data=json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}))
+                    assert answer.status_code == 200 and answer.json()["result"]["tools"]
+            assert len(app._spares) == 1  # one at a time: the same connection each time
+            spare = app._spares[0]
+        assert [principal for principal, _ in seen[:4]] == ["ann", "bob", "ann", "cy"]
+        assert all(version == "2026-07-28" for _, version in seen[:4])
+        if not sessions:
+            assert seen[4:] == [("dee", "2025-06-18"), ("dee", "2025-11-25")]
+        assert spare.session.closed  # the app's close() closes its spares too

@@ -171,15 +171,18 @@ class Session:
             self.handlers = {"ping": _ping}
             self.handlers.update(handlers or {})
         #: ``callback(params)``; the ``"*"`` one is ``callback(method, params)``.
-        self.notification_handlers: Dict[str, Callable[..., Any]] = dict(notification_handlers or {})
+        self.notification_handlers: Dict[str, Callable[..., Any]] = (  # (the caller's own dict: kept)
+            notification_handlers if notification_handlers is not None else {})
         self.owner: Any = owner  # a Client, or a server's ServerConnection
         self.context_class: Type[RequestContext] = context_class
         self.timeout: float = timeout
         self.trace: bool = trace
         self.name: str = name
         self.close_on_eof: bool = close_on_eof
-        self.inline_methods: FrozenSet[str] = frozenset(inline_methods) | {"ping"}
-        self.batches_allowed: Callable[[], bool] = batches or (lambda: False)
+        self.inline_methods: FrozenSet[str] = (  # (a frozenset with ping, a server's: kept as it is)
+            inline_methods if type(inline_methods) is frozenset and "ping" in inline_methods
+            else frozenset(inline_methods) | {"ping"})
+        self.batches_allowed: Callable[[], bool] = batches or _no_batches
         #: What every request this session answers or sends passes through (engine/middleware.py).
         #: The list is kept, not copied: a server's sessions share its list, and one added later
         #: applies to them too.
@@ -563,6 +566,14 @@ class Session:
     def started(self) -> bool:
         """True once :meth:`start` or :meth:`serve_forever` began reading the stream."""
         return self._reading is not None
+
+    @property
+    def pristine(self) -> bool:
+        """True while nothing of this session outlives what it answered: nothing in flight either
+        way, never started, no notification ever dispatched, not closed. (An HTTP server may then
+        use it for another POST: it carries nothing from one to the next.)"""
+        return (not self._incoming and not self._outgoing and self._reading is None
+                and self._dispatcher.thread is None and not self.closed)
 
     @property
     def busy(self) -> bool:

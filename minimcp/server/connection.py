@@ -45,6 +45,11 @@ def require_scopes(needed: Sequence[str], principal: Any, what: str) -> None:
 
         check(needed, principal, what)
 
+#: The requests a connection runs on the thread that read them, in arrival order: ``initialize``
+#: (so a request pipelined right behind it sees the version) and ``ping`` (answered promptly).
+INLINE_METHODS = frozenset({"initialize", "ping"})
+
+
 class ServerConnection:
     """One client's connection to a :class:`~minimcp.Server`: what it negotiated, and its session."""
 
@@ -69,7 +74,7 @@ class ServerConnection:
             {"notifications/roots/list_changed": self._roots_changed},
             owner=self, context_class=Context, max_workers=server.max_workers,
             timeout=server.timeout, trace=trace, name=f"server {server.name}",
-            workers=workers, close_on_eof=close_on_eof, inline_methods=("initialize",),
+            workers=workers, close_on_eof=close_on_eof, inline_methods=INLINE_METHODS,
             batches=self.allows_batches, middleware=server.middleware)
 
     def handlers(self) -> Dict[str, Handler]:

@@ -105,6 +105,11 @@ def answers_here(server: "Server", request: Request, tool: Any, log_level: Optio
     return tool is None or tool.task is None
 
 
+#: The most one-POST connections an app keeps to use again (see ``MCPApp._spare``): about as
+#: many as POSTs it answers at once.
+SPARES = 64
+
+
 class MCPApp:
     """The WSGI application for one :class:`~minimcp.Server`; see the module docstring.
 
@@ -166,6 +171,7 @@ class MCPApp:
         self.sessions: Dict[str, ServerConnection] = {}
         self._lock = threading.Lock()
         self.sse_endpoints: SSEEndpoints = SSEEndpoints(self)
+        self._spares: List[ServerConnection] = []  # one-POST connections to use again (_spare)
 
     def __repr__(self) -> str:
         mode = "sessionless" if not self.keeps_sessions else f"sessions={len(self.sessions) + len(self.sse_endpoints.sessions)}"
@@ -262,7 +268,8 @@ class MCPApp:
         if request is not None and new_session is None and request.method != "initialize" and answers_here(
                 self.server, request, tool, meta.log_level if meta is not None else connection.log_level):
             answer = self._answer_here(connection, request, meta)
-            self._end_if_one_post(connection, one_post)
+            if one_post:
+                self._spare(connection)
             status = error_status(answer) if per_request else 200
             return reply(start_response, status, self._encoded(connection, request, answer))
         transport: HTTPSessionTransport = connection.session.transport
@@ -306,11 +313,11 @@ class MCPApp:
         request (``per_request``) and a sessionless app's POST get a connection of their own."""
         connection: Optional[ServerConnection]  # (narrowed where it is set)
         if per_request:
-            return self._new_connection(principal, session=False), None
+            return self._one_post_connection(principal), None
         initializing = any(type(m) is Request and m.method == "initialize" for m in messages)
         version = self._handshake_version(headers)
         if not self.keeps_sessions:
-            connection = self._new_connection(principal, session=False)
+            connection = self._one_post_connection(principal)
             if not initializing:
                 # spec 2025-06-18 basic/transports: no header means 2025-03-26
                 connection.protocol_version = version or HTTP_DEFAULT_VERSION
@@ -375,6 +382,30 @@ class MCPApp:
                             "try again shortly", jsonrpc.HTTP_ERROR, headers=[("Retry-After", "1")])
         log.info("%d sessions: the least recently used idle one (%s) ended", self.max_sessions, victim[:8])
         self._end_session(victim)
+
+    def _one_post_connection(self, principal: Any) -> ServerConnection:
+        """A connection for one POST: a spare one (see :meth:`_spare`), else a new one."""
+        try:
+            connection = self._spares.pop()
+        except IndexError:
+            return self._new_connection(principal, session=False)
+        connection.principal = principal
+        return connection
+
+    def _spare(self, connection: ServerConnection) -> None:
+        """Keep a one-POST connection whose request was answered in the POST's body for the next
+        such POST, if nothing of it outlives the request: nothing in flight either way, nothing
+        started (no reader, no dispatcher), no subscription. Then it carries nothing from one
+        POST to the next but the server it serves, and the next POST pays for no new session
+        (making and closing one is a large part of such a POST: benchmarks/instructions_http.py).
+        Else, or past :data:`SPARES`, it is closed as any one-POST connection is."""
+        if connection.session.pristine and not connection.subscriptions and len(self._spares) < SPARES:
+            connection.protocol_version = None  # (a sessionless app's POST sets it from its header)
+            connection.log_level = self.server.log_level
+            connection.principal = None
+            self._spares.append(connection)
+        else:
+            connection.session.close(grace=self.server.timeout)
 
     def _new_connection(self, principal: Any, session: bool) -> ServerConnection:
         """A connection over a new HTTP transport: a session's (tracked, with a GET stream), or
@@ -526,7 +557,8 @@ class MCPApp:
         """End every session and stream (on server shutdown); the app can serve no more."""
         with self._lock:
             sessions, self.sessions = list(self.sessions.values()), {}
-        for connection in sessions:
+        spares, self._spares = self._spares, []
+        for connection in sessions + spares:
             connection.session.close()
         self.sse_endpoints.close()
         self.workers.shutdown(timeout=5.0)
