@@ -173,8 +173,9 @@ class ServerConnection:
             require_scopes(tool.scopes, ctx.principal, f"tool {name!r}")
         version = ctx.protocol_version or PROTOCOL_VERSION
         bridge = self.server.log_bridge
-        meta = ctx.meta  # a 2026-07-28 request that asked for no log level can be sent none
-        if (meta is not None and meta.log_level is None) or not bridge.can_forward():
+        meta = ctx.meta  # the level this request asked for (stateless era), or the connection's
+        wanted = meta.log_level if meta is not None else self.log_level  # (one set while it runs: from the next call)
+        if wanted is None or not bridge.can_forward():
             return tool.call(arguments, ctx, version)  # no record could reach the client: no mapping
         with bridge.handling(ctx):
             return tool.call(arguments, ctx, version)
