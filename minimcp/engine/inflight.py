@@ -64,6 +64,8 @@ class RequestContext:
 
     #: False: the peer sent it, this side answers it (middleware tells the two kinds apart by it).
     outgoing = False
+    #: What a stdio server's reading times as one kind of request (set as it is made).
+    kind: Any
 
     def __init__(self, session: Session, request: Request, handler: Any = None, batch: Optional[Batch] = None) -> None:
         self.session: Session = session
@@ -79,7 +81,7 @@ class RequestContext:
         self.answered: bool = False
         #: What a stdio server's reading remembers as "the same kind of request" (was its last one
         #: quick?): the method; a server's context adds what the method names (the tool).
-        self.kind: Any = request.method
+        self.kind = request.method
         self._cancelled: Optional[threading.Event] = None  # made on first use: most requests never need it
 
     @property

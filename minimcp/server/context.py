@@ -50,7 +50,7 @@ class Context(RequestContext):
         super().__init__(session, request, handler, batch)
         name = self.params.get("name")
         if type(name) is str:  # a stdio server's reading times each tool (and prompt) apart
-            self.kind = (self.method, name)
+            self.kind: Any = (self.method, name)
         #: The request's 2026-07-28 metadata, or None for a handshake-era request.
         self.meta: Optional[RequestMeta] = None
         #: Answers the client sent for this request's input requests (2026-07-28).
