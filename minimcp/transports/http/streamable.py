@@ -252,9 +252,11 @@ class StreamableHTTPTransport(Transport):
         return response
 
     def abandon(self, request_id: Any) -> None:
-        """Close the stream of a request we stopped waiting for (the 2026-07-28 cancel)."""
+        """Close the stream of a request we stopped waiting for (the 2026-07-28 cancel); one not
+        posted yet (its caller interrupted between writing and posting it) is never posted."""
         with self._lock:
             response = self._by_request.pop(request_id, None)
+            self._unsent.pop(request_id, None)
         if response is not None and self.protocol_version == STATELESS_VERSION:
             abort(response)
 
