@@ -26,7 +26,7 @@ from minimcp.engine.session import Session
 from minimcp.errors import ConnectionClosed, RPCError, Timeout
 from minimcp.protocol.jsonrpc import Request
 from minimcp.protocol.stateless import RequestMeta
-from minimcp.server.http.app import answers_here
+from minimcp.server.http.app import answers_here, runs_here
 from minimcp.server.http.wsgiserver import BackgroundServer
 from minimcp.transports.memory import pair
 
@@ -237,7 +237,7 @@ def test_only_requests_that_can_neither_stream_nor_be_cancelled_skip_the_session
 
     def at_once(message: Request) -> bool:
         tool = server.get_tool(message.params.get("name") or "") if message.method == "tools/call" else None
-        return answers_here(server, message, tool, RequestMeta(message.params).log_level)
+        return runs_here(server, message, tool) and answers_here(server, tool, RequestMeta(message.params).log_level)
 
     with_logs = dict(META, **{"io.modelcontextprotocol/logLevel": "info"})
     assert at_once(Request(1, "tools/call", call("echo", {"text": "a"})["params"]))
@@ -248,8 +248,8 @@ def test_only_requests_that_can_neither_stream_nor_be_cancelled_skip_the_session
     assert not at_once(Request(1, "tools/call", call("nope", {})["params"]))  # the session's -32602
     assert not at_once(Request(1, "resources/read", {"uri": "x://y", "_meta": META}))  # user code may wait
     echo = server.get_tool("echo")
-    assert answers_here(server, Request(1, "tools/call", {"name": "echo", "arguments": {}}), echo, None)
-    assert not answers_here(server, Request(1, "tools/call", {"name": "echo", "arguments": {}}), echo, "info")
+    assert answers_here(server, echo, None)
+    assert not answers_here(server, echo, "info")
     server.trace = True  # the session prints every message
     assert not at_once(Request(1, "tools/call", call("echo", {"text": "a"})["params"]))
 

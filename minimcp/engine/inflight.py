@@ -143,7 +143,8 @@ class Incoming:
     """
 
     def __init__(self) -> None:
-        self._contexts: Dict[Any, RequestContext] = {}
+        #: request id -> its context (read it, never change it, from outside: add() and done() do).
+        self.contexts: Dict[Any, RequestContext] = {}
         self._lock = threading.Lock()
         # Made by the first drain(): most sessions of an HTTP server live for one request and
         # end with nothing in flight, and a Condition is costly to make.
@@ -153,28 +154,28 @@ class Incoming:
         self._holding = True  # False once the session ends: no request is held open any more
 
     def __len__(self) -> int:
-        return len(self._contexts)
+        return len(self.contexts)
 
     def add(self, ctx: RequestContext) -> bool:
         """Register a request as being handled; False if its id is in use already."""
         # setdefault is one step under the GIL, so two threads adding one id cannot both win.
-        old = self._contexts.setdefault(ctx.request_id, ctx)
+        old = self.contexts.setdefault(ctx.request_id, ctx)
         if old is ctx:
             return True
         if old.answered:  # only the write of its answer is left: the peer may reuse the id
-            self._contexts[ctx.request_id] = ctx
+            self.contexts[ctx.request_id] = ctx
             return True
         return False
 
     def get(self, request_id: Any) -> Optional[RequestContext]:
         """The context of a request being handled, or None (unknown ids are normal: it finished)."""
-        return self._contexts.get(request_id) if type(request_id) in (int, str) else None
+        return self.contexts.get(request_id) if type(request_id) in (int, str) else None
 
     def done(self, ctx: RequestContext) -> None:
         """The request is over: its answer is sent (or it gets none)."""
-        gone = self._contexts.pop(ctx.request_id, None)  # (one step under the GIL: no lock on the hot path)
+        gone = self.contexts.pop(ctx.request_id, None)  # (one step under the GIL: no lock on the hot path)
         if gone is not ctx and gone is not None:  # a new request reusing the id took its place: keep it
-            self._contexts.setdefault(gone.request_id, gone)
+            self.contexts.setdefault(gone.request_id, gone)
         if self._draining:  # drain() sets it before it looks, so it cannot miss this one
             with self._lock:
                 # the checker cannot know that drain() makes _finished before it sets _draining
@@ -188,17 +189,17 @@ class Incoming:
         """
         deadline = time.monotonic() + grace
         with self._lock:
-            if not self._contexts:
+            if not self.contexts:
                 return []
             if self._finished is None:
                 self._finished = threading.Condition(self._lock)
             self._draining = True
-            while self._contexts and not (stop is not None and stop()):
+            while self.contexts and not (stop is not None and stop()):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break
                 self._finished.wait(left if stop is None else min(left, 0.1))
-            return list(self._contexts.values())
+            return list(self.contexts.values())
 
     def hold(self, ctx: RequestContext) -> bool:
         """Note a request held open for the peer alone; False if the session is ending."""
@@ -319,14 +320,15 @@ class Outgoing:
 
     def __init__(self) -> None:
         self._ids = itertools.count(1)
-        self._pending: Dict[Any, _Pending] = {}
+        #: request id -> its pending record (read it, never change it, from outside).
+        self.pending: Dict[Any, _Pending] = {}
         self._lock = threading.Lock()
         self._refusing = False
         #: Why the connection ended (set once, by :meth:`close`); None while it is open.
         self.closed_error: Optional[ConnectionClosed] = None
 
     def __len__(self) -> int:
-        return len(self._pending)
+        return len(self.pending)
 
     def new_id(self) -> int:
         """A fresh request id (our ids are unique, so they also make good progress tokens)."""
@@ -346,22 +348,22 @@ class Outgoing:
                 raise refusal
             if request_id is None:
                 request_id = next(self._ids)
-            self._pending[request_id] = pending
+            self.pending[request_id] = pending
         return request_id, pending
 
     def get(self, request_id: Any) -> Optional[_Pending]:
         """The record of a request still waiting, or None (for any id the peer names, even a bad one)."""
-        return self._pending.get(request_id) if type(request_id) in (int, str) else None
+        return self.pending.get(request_id) if type(request_id) in (int, str) else None
 
     def still_waiting(self, requests: List[Tuple[Any, _Pending]]) -> List[Tuple[Any, _Pending]]:
         """Those of ``(request_id, record)`` that still wait for their answer."""
-        table = self._pending
+        table = self.pending
         return [(request_id, pending) for request_id, pending in requests if table.get(request_id) is pending]
 
     def pop(self, request_id: Any) -> Optional[_Pending]:
         """Stop tracking a request; its record if it was still waiting (its answer had not come)."""
         with self._lock:
-            return self._pending.pop(request_id, None)
+            return self.pending.pop(request_id, None)
 
     def fail(self, request_id: Any, error: Exception) -> None:
         """Fail one request now (it could not be sent), if it still waits."""
@@ -396,7 +398,7 @@ class Outgoing:
             if self.closed_error is None:
                 self.closed_error = error
             error = self.closed_error
-            pending, self._pending = self._pending, {}
+            pending, self.pending = self.pending, {}
         for item in pending.values():
             item.set_exception(error)
         return error

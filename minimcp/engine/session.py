@@ -572,8 +572,9 @@ class Session:
         """True while nothing of this session outlives what it answered: nothing in flight either
         way, never started, no notification ever dispatched, not closed. (An HTTP server may then
         use it for another POST: it carries nothing from one to the next.)"""
-        return (not self._incoming and not self._outgoing and self._reading is None
-                and self._dispatcher.thread is None and not self.closed)
+        return (not self._incoming.contexts and not self._outgoing.pending and self._reading is None
+                and self._dispatcher.thread is None
+                and self._outgoing.closed_error is None and not self._closing)  # (not closed)
 
     @property
     def busy(self) -> bool:

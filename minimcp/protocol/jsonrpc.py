@@ -4,7 +4,7 @@ This module does no I/O and knows nothing of MCP methods. A transport hands
 ``parse()`` the bytes of one message (one stdio line, one HTTP body, one
 WebSocket frame) and gets back a message object; ``encode()`` turns a message
 object back into the bytes of one line (every transport sends what it makes,
-so all deliver the same; ``dumps()`` is the text before encoding).
+so all deliver the same; ``dumps()`` gives the same as text).
 
 Bad input never raises: ``parse()`` returns a :class:`Malformed` that carries
 the JSON-RPC error to send back (``-32700`` for text that is not JSON,
@@ -268,15 +268,16 @@ _encode_ascii = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 # The C encoder that _encoder.encode() makes for every message, made once (None without the
 # accelerator; not in the stubs): two Python frames and an encoder object less a message (a
 # per-call cost: benchmarks/instructions.py). It keeps no cycle markers, so it holds no state
-# and threads share it; a cycle is then a RecursionError, which dumps() turns into the
+# and threads share it; a cycle is then a RecursionError, which encode() turns into the
 # ValueError the markers would give.
 _c_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
 _c_encode: Any = None if _c_make_encoder is None else _c_make_encoder(
     None, _encoder.default, json.encoder.encode_basestring, None, ":", ",", False, False, False)
 
 
-def dumps(message: Union[Message, List[Message], Dict[str, Any]]) -> str:
-    """Serialise a message (or a batch, or an already-built dict) to one line of JSON.
+def encode(message: Union[Message, List[Message], Dict[str, Any]]) -> bytes:
+    """Serialise a message (or a batch, or an already-built dict) to one line of UTF-8 JSON, with
+    no trailing newline.
 
     Raises:
         ValueError: the message holds a value JSON cannot carry (NaN, infinity), or is circular.
@@ -296,15 +297,14 @@ def dumps(message: Union[Message, List[Message], Dict[str, Any]]) -> str:
     # they can only be in strings, where the \u escape means the same.
     if "\u2028" in text or "\u2029" in text or "\x85" in text:
         text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085")
-    return text
-
-
-def encode(message: Union[Message, List[Message], Dict[str, Any]]) -> bytes:
-    """Serialise a message to UTF-8 bytes, with no trailing newline."""
-    text = dumps(message)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
         # A lone surrogate (from a "\\ud800" escape in some input) cannot be
         # UTF-8; the ASCII form escapes it and is still valid JSON.
         return _encode_ascii(json.loads(text)).encode("ascii")
+
+
+def dumps(message: Union[Message, List[Message], Dict[str, Any]]) -> str:
+    """The text of :func:`encode`: one line of JSON (for a trace, a log, a check)."""
+    return encode(message).decode("utf-8")

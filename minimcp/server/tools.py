@@ -91,12 +91,9 @@ class ServerTool:
         # Text goes out as one text block, which every protocol version knows as is: for a function
         # with no output schema, a str result skips tool_result() and result_for_version() (a per-call cost).
         self._text_as_is = self.output_schema is None
-
-    @property
-    def can_run_inline(self) -> bool:
-        """True when the function takes no ``ctx``: it can ask the client nothing and cannot see
-        a cancel, so a server may run it on the thread that read the request (no hand-off)."""
-        return self.schema.context_param is None and not self.is_async  # a coroutine can see a cancel
+        #: True when the function takes no ``ctx``: it can ask the client nothing and cannot see
+        #: a cancel, so a server may run it on the thread that read the request (no hand-off).
+        self.can_run_inline: bool = self.schema.context_param is None and not self.is_async  # a coroutine can see a cancel
 
     def definition_for(self, version: str) -> Dict[str, Any]:
         """The definition without the fields ``version`` does not know (``tool.*`` in ``versions.FEATURES``)."""

@@ -94,15 +94,13 @@ def runs_here(server: "Server", message: Any, tool: Any = None) -> bool:
     return False
 
 
-def answers_here(server: "Server", request: Request, tool: Any, log_level: Optional[str]) -> bool:
-    """Answer this request in its POST's own body, with no response stream? When it
-    :func:`runs_here`, the client asked for no log messages (``log_level``: in ``_meta``, the
-    session's level, or the server's default), and it is no task (a task outlives its request):
-    then nothing can be sent before its answer, and nothing can cancel it. Not under ``trace``
-    (the session prints the stream)."""
-    if log_level is not None or server.trace or not runs_here(server, request, tool):
-        return False
-    return tool is None or tool.task is None
+def answers_here(server: "Server", tool: Any, log_level: Optional[str]) -> bool:
+    """Answer a request that :func:`runs_here` in its POST's own body, with no response stream?
+    When the client asked for no log messages (``log_level``: in ``_meta``, the session's level,
+    or the server's default) and it is no task (a task outlives its request): then nothing can be
+    sent before its answer, and nothing can cancel it. Not under ``trace`` (the session prints
+    the stream). ``tool``: the one a tools/call names."""
+    return log_level is None and not server.trace and (tool is None or tool.task is None)
 
 
 #: The most one-POST connections an app keeps to use again (see ``MCPApp._spare``): about as
@@ -189,7 +187,7 @@ class MCPApp:
                 if served is not None:
                     return served
             principal = self.check_request(headers)
-            if self._is_endpoint(path, environ.get("SCRIPT_NAME", "")):
+            if path == self.path or self._is_endpoint(path, environ.get("SCRIPT_NAME", "")):
                 handler = {"POST": self._post, "GET": self._get, "DELETE": self._delete}.get(method)
                 if handler is None:
                     raise HTTPError(405, f"Method Not Allowed: use POST, GET or DELETE on {self.path}",
@@ -214,7 +212,7 @@ class MCPApp:
         """Apply the Host, Origin and auth rules to a request's headers (lower-case names);
         return the principal. Raises an error with a ``status`` (a WebSocket upgrade uses it)."""
         check_host_and_origin(headers, self.allowed_hosts, self.allowed_origins)
-        return authenticate(self.auth, headers)
+        return None if self.auth is None else authenticate(self.auth, headers)
 
     # -- POST: one client message ---------------------------------------------------------
 
@@ -245,7 +243,8 @@ class MCPApp:
                 return error(start_response, 400, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}",
                              request_id=getattr(parsed, "id", None))
         messages: List[Any] = parsed if type(parsed) is list else [parsed]
-        check_request_scopes(self, messages, principal, tool)  # before any handler runs: 403 to step up from
+        if tool is None or tool.scopes:  # (a lone tools/call of a tool that needs no scope: nothing to check)
+            check_request_scopes(self, messages, principal, tool)  # before any handler runs: 403 to step up from
         if per_request and request is not None:
             try:
                 meta = RequestMeta(request.params or {})
@@ -265,8 +264,9 @@ class MCPApp:
                 connection.session.receive(message)
             self._end_if_one_post(connection, one_post)
             return reply(start_response, 202)
-        if request is not None and new_session is None and request.method != "initialize" and answers_here(
-                self.server, request, tool, meta.log_level if meta is not None else connection.log_level):
+        here = request is not None and runs_here(self.server, request, tool)
+        if request is not None and here and new_session is None and request.method != "initialize" and answers_here(
+                self.server, tool, meta.log_level if meta is not None else connection.log_level):
             answer = self._answer_here(connection, request, meta)
             if one_post:
                 self._spare(connection)
@@ -277,9 +277,17 @@ class MCPApp:
             # The id of a request in flight: refused here, in this POST's body. On a stream of its
             # own the refusal would take the id's stream, and the first request's answer with it.
             return reply(start_response, 200, jsonrpc.encode(id_in_use(request.id)))
-        stream = transport.open_stream({m.id for m in messages if type(m) is Request})
-        for message in messages:
-            connection.session.receive(message, inline=runs_here(self.server, message, tool))
+        session = connection.session
+        if request is not None:  # the lone request, with its _meta as parsed above
+            stream = transport.open_stream({request.id})
+            ctx = session.accept(request)
+            if ctx is not None:
+                ctx.meta = meta  # type: ignore[attr-defined]  # (a server session makes Contexts)
+                (session.run if here else session.submit)(ctx)
+        else:
+            stream = transport.open_stream({m.id for m in messages if type(m) is Request})
+            for message in messages:
+                session.receive(message, inline=runs_here(self.server, message))
         extra = []
         if new_session is not None:
             if connection.protocol_version is None:  # initialize failed: no session after all
@@ -392,14 +400,16 @@ class MCPApp:
         connection.principal = principal
         return connection
 
-    def _spare(self, connection: ServerConnection) -> None:
-        """Keep a one-POST connection whose request was answered in the POST's body for the next
-        such POST, if nothing of it outlives the request: nothing in flight either way, nothing
-        started (no reader, no dispatcher), no subscription. Then it carries nothing from one
-        POST to the next but the server it serves, and the next POST pays for no new session
-        (making and closing one is a large part of such a POST: benchmarks/instructions_http.py).
-        Else, or past :data:`SPARES`, it is closed as any one-POST connection is."""
-        if connection.session.pristine and not connection.subscriptions and len(self._spares) < SPARES:
+    def _spare(self, connection: ServerConnection, stream: Optional[OutStream] = None) -> None:
+        """Keep a one-POST connection whose request was answered in the POST's body (here, or
+        through ``stream`` as JSON) for the next such POST, if nothing of it outlives the request:
+        nothing in flight either way, nothing started (no reader, no dispatcher), no subscription,
+        no stream waiting. Then it carries nothing from one POST to the next but the server it
+        serves, and the next POST pays for no new session (making and closing one is a large part
+        of such a POST: benchmarks/instructions_http.py). Else, or past :data:`SPARES`, it is
+        closed as any one-POST connection is."""
+        if connection.session.pristine and not connection.subscriptions and len(self._spares) < SPARES and (
+                stream is None or connection.session.transport.answered(stream)):
             connection.protocol_version = None  # (a sessionless app's POST sets it from its header)
             connection.log_level = self.server.log_level
             connection.principal = None
@@ -426,11 +436,10 @@ class MCPApp:
             if first and all(is_response for _, is_response in first) and stream.done:
                 answers = [data for data, _ in first]  # as jsonrpc.encode made them: sent unchanged
                 body = answers[0] if not batch else b"[" + b",".join(answers) + b"]"
-                if per_request is not None:
-                    connection.session.close()
-                    return reply(start_response, stateless_status(answers[0]), body, extra)
-                self._end_if_one_post(connection, one_post)
-                return reply(start_response, 200, body, extra)
+                if one_post:  # answered as a whole: the connection may serve another POST
+                    self._spare(connection, stream)
+                status = 200 if per_request is None else stateless_status(answers[0])
+                return reply(start_response, status, body, extra)
             if not self.json_response:
                 break
             if stream.abandoned:  # cancelled, or the session ended: nothing will come

@@ -360,6 +360,14 @@ class HTTPSessionTransport(Transport):
                 self.by_stream_id.pop(next(iter(self.by_stream_id)))
         return stream
 
+    def answered(self, stream: OutStream) -> bool:
+        """Forget ``stream``, whose answers went out as one JSON body (nothing of it is in the
+        store, and nothing more can come); True if no other stream waits for an answer, so a
+        one-POST connection may serve another POST (see ``MCPApp._spare``)."""
+        with self._lock:
+            self.by_stream_id.pop(stream.id, None)
+            return not self.streams
+
     def write(self, message: Any, related_to: Any = None) -> None:
         """Route one outgoing message to its stream (dropped if there is none)."""
         data = jsonrpc.encode(message)  # the bytes stdio would send: a lone surrogate escaped
