@@ -294,7 +294,8 @@ class Client:
             Timeout: no answer in time; the call was cancelled at the server.
             ConnectionClosed: the server went away.
         """
-        self._require("tools")
+        if self.server_capabilities.get("tools") is None:  # (what _require checks, on every call's path)
+            self._require("tools")
         params: Dict[str, Any] = {"name": name, "arguments": arguments if arguments is not None else {}}
         if on_progress is not None:
             on_progress = wire.checked_progress(on_progress)

@@ -65,14 +65,16 @@ class ToolResult:
     __slots__ = ("content", "structured", "is_error", "raw")
 
     def __init__(self, raw: Dict[str, Any]) -> None:
+        # (each check's usual answer is seen here; the helpers run only for the rest, to say what is wrong)
         what = "the server's answer to tools/call"
-        self.raw: Dict[str, Any] = obj(raw, what)
+        self.raw: Dict[str, Any] = raw if type(raw) is dict else obj(raw, what)
         self.content: List[ContentBlock] = objects(raw, "content", what)
         for block in self.content:
-            if block.get("type") == "text":
+            if block.get("type") == "text" and type(block.get("text")) is not str:
                 field(block, "text", str, f"{what}: a text block")
         self.structured: JSONValue = raw.get("structuredContent")
-        self.is_error: bool = field(raw, "isError", bool, what, False)
+        is_error = raw.get("isError")
+        self.is_error: bool = is_error if type(is_error) is bool else field(raw, "isError", bool, what, False)
 
     @property
     def text(self) -> str:

@@ -176,7 +176,9 @@ class StatelessSide:
                 result = self.session.request(method, params, timeout=timeout, on_progress=on_progress,
                                               max_timeout=max_timeout)
             what = f"the server's answer to {method}"
-            kind = wire.field(wire.result(method, result), "resultType", str, what, "complete")  # missing: complete
+            kind = result.get("resultType") if type(result) is dict else None  # (the usual answer: no helper)
+            if type(kind) is not str:
+                kind = wire.field(wire.result(method, result), "resultType", str, what, "complete")  # missing: complete
             if kind == "complete":
                 ttl = result.get("ttlMs")
                 if method in CACHEABLE and "inputResponses" not in params and isinstance(ttl, int) and ttl > 0:

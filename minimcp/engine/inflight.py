@@ -377,7 +377,8 @@ class Outgoing:
         ``mark``: the dispatcher's count of callbacks handed in when the response
         was read, if some had not run yet (see :meth:`Session._wait`).
         """
-        pending = self.pop(response.id)
+        with self._lock:
+            pending = self.pending.pop(response.id, None)  # (what pop() does)
         if pending is None:
             return False
         pending.mark = mark  # (before it completes: the caller reads it once woken)

@@ -87,7 +87,10 @@ def check_headers(message: Any, headers: Dict[str, str], tool_schema: Optional[D
     try:
         if message.method in NAME_FIELDS:
             expected = params.get(NAME_FIELDS[message.method])
-            if decode_header_value(headers.get("mcp-name", "")) != expected:
+            name = headers.get("mcp-name", "").strip()
+            if name.startswith("=?") and name.endswith("?="):  # (else the value is as sent)
+                name = decode_header_value(name)
+            if name != expected:
                 return f"Mcp-Name header must be {expected!r}"
         if message.method == "tools/call" and tool_schema is not None:
             arguments = params.get("arguments") or {}

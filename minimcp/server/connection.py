@@ -171,9 +171,9 @@ class ServerConnection:
                     break
         if tool.scopes:  # (HTTP refused it earlier: a 403) the message is made only when it may be needed
             require_scopes(tool.scopes, ctx.principal, f"tool {name!r}")
-        version = ctx.protocol_version or PROTOCOL_VERSION
+        meta = ctx.meta  # this request's version and log level (stateless era), or the connection's
+        version = (meta.version if meta is not None else self.protocol_version) or PROTOCOL_VERSION
         bridge = self.server.log_bridge
-        meta = ctx.meta  # the level this request asked for (stateless era), or the connection's
         wanted = meta.log_level if meta is not None else self.log_level  # (one set while it runs: from the next call)
         if wanted is None or not bridge.can_forward():
             return tool.call(arguments, ctx, version)  # no record could reach the client: no mapping

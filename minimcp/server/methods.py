@@ -120,7 +120,7 @@ def guarded(method: str, answer: Callable[[Any, Dict[str, Any], Context], Any],
     def handler(params: Dict[str, Any], ctx: Context) -> Any:
         connection = ctx.session.owner
         meta = params.get("_meta")
-        if meta is not None:  # (most requests have none: no call for them)
+        if meta is not None and (type(meta) is not dict or "progressToken" in meta):  # (else nothing to check)
             check_meta(meta)
         if meta is not None and VERSION_KEY in meta:  # a stateless request
             if handshake_only:

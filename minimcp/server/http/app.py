@@ -38,7 +38,7 @@ from ...errors import RPCError
 from ...logs import get_logger
 from ...protocol import jsonrpc
 from ...protocol.headers import check_headers
-from ...protocol.jsonrpc import Malformed, Request
+from ...protocol.jsonrpc import Malformed, Request, Response
 from ...protocol.stateless import RequestMeta, stateless_version
 from ...protocol.versions import HANDSHAKE_VERSIONS, HTTP_DEFAULT_VERSION, STATELESS_VERSION, knows
 from ..auth.protection import WELL_KNOWN, ProtectedResource, check_request_scopes
@@ -254,7 +254,8 @@ class MCPApp:
             # spec 2025-03-26 basic/lifecycle: initialize MUST NOT be part of a batch (refused before
             # a session is opened for it, which nobody could then use)
             raise HTTPError(400, "Invalid Request: initialize cannot be part of a JSON-RPC batch")
-        connection, new_session = self._connection_for(messages, headers, principal, per_request)
+        connection, new_session = (self._one_post_connection(principal), None) if per_request \
+            else self._connection_for(messages, headers, principal)
         one_post = per_request or not self.keeps_sessions  # the connection lives for this POST alone
         if batch and not connection.allows_batches():
             self._end_if_one_post(connection, one_post)
@@ -270,7 +271,7 @@ class MCPApp:
             answer = self._answer_here(connection, request, meta)
             if one_post:
                 self._spare(connection)
-            status = error_status(answer) if per_request else 200
+            status = error_status(answer) if per_request and type(answer) is not Response else 200
             return reply(start_response, status, self._encoded(connection, request, answer))
         transport: HTTPSessionTransport = connection.session.transport
         if request is not None and transport.awaits(request.id):
@@ -315,13 +316,11 @@ class MCPApp:
             return jsonrpc.encode(jsonrpc.ErrorResponse(request.id, jsonrpc.INTERNAL_ERROR,
                                                         f"Internal error: result is not JSON-serialisable: {exc}"))
 
-    def _connection_for(self, messages: List[Any], headers: Dict[str, str], principal: Any,
-                        per_request: bool = False) -> Tuple[ServerConnection, Optional[str]]:
-        """The connection a POST belongs to, and the new session id if it starts one. A 2026-07-28
-        request (``per_request``) and a sessionless app's POST get a connection of their own."""
+    def _connection_for(self, messages: List[Any], headers: Dict[str, str],
+                        principal: Any) -> Tuple[ServerConnection, Optional[str]]:
+        """The connection a handshake-era POST belongs to, and the new session id if it starts
+        one. A sessionless app's POST gets a connection of its own (as a 2026-07-28 request does)."""
         connection: Optional[ServerConnection]  # (narrowed where it is set)
-        if per_request:
-            return self._one_post_connection(principal), None
         initializing = any(type(m) is Request and m.method == "initialize" for m in messages)
         version = self._handshake_version(headers)
         if not self.keeps_sessions:

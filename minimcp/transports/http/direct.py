@@ -83,7 +83,17 @@ class DirectPost:
             requests.ConnectionError: the server cannot be reached, or dropped the connection
                 before answering (as ``requests`` would raise).
         """
-        merged = _merged(self.session.headers, headers)
+        # The session's headers with this request's over them, names compared without case (as
+        # requests merges them: one ``Authorization``, whoever spelled it ``authorization``), and
+        # ``Accept-Encoding: identity``: a direct answer is read as it comes, not decompressed.
+        by_name: Dict[str, Tuple[str, Any]] = {}
+        for name, value in self.session.headers.items():
+            if value is not None:
+                by_name[name.lower()] = (name, value)
+        by_name["accept-encoding"] = ("Accept-Encoding", "identity")
+        for name, value in headers.items():
+            by_name[name.lower()] = (name, value)
+        merged = dict(by_name.values())
         connection, kept = self._take(timeout)
         try:
             raw, sock = _exchange(connection, self.path, body, merged)
@@ -275,15 +285,3 @@ class DirectAnswer:
     def __exit__(self, *exc_info: Any) -> None:
         self.close()
 
-
-def _merged(session_headers: Any, headers: Dict[str, str]) -> Dict[str, str]:
-    """The session's headers with this request's over them, names compared without case
-    (as requests merges them: one ``Authorization``, whoever spelled it ``authorization``),
-    and ``Accept-Encoding: identity``."""
-    merged: Dict[str, Any] = {name.lower(): (name, value) for name, value in session_headers.items()
-                              if value is not None}
-    # a direct answer is read as it comes, not decompressed: ask for none of gzip, deflate
-    merged["accept-encoding"] = ("Accept-Encoding", "identity")
-    for name, value in headers.items():
-        merged[name.lower()] = (name, value)
-    return dict(merged.values())

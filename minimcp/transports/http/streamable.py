@@ -36,7 +36,7 @@ from ...logs import get_logger
 from ...protocol import jsonrpc
 from ...protocol.headers import encode_header_value
 from ...protocol.jsonrpc import HTTP_ERROR, ErrorResponse, Request
-from ...protocol.stateless import NAME_FIELDS, stateless_version
+from ...protocol.stateless import NAME_FIELDS, VERSION_KEY
 from ...protocol.versions import STATELESS_VERSION
 from .direct import Answer, DirectPost
 from .responses import abort, arriving, close_http, http_error, no_read_timeout
@@ -208,7 +208,8 @@ class StreamableHTTPTransport(Transport):
     def _stateless_headers(self, message: Any) -> Dict[str, str]:
         """The headers that mirror a 2026-07-28 request's body (spec 2026-07-28 basic/transports)."""
         params = getattr(message, "params", None) or {}
-        version = stateless_version(params)
+        meta = params.get("_meta")
+        version = meta.get(VERSION_KEY) if type(meta) is dict else None  # (what stateless_version() reads)
         if version is None:
             return {}
         headers = {"MCP-Protocol-Version": version}
@@ -228,7 +229,10 @@ class StreamableHTTPTransport(Transport):
         ``deadline`` passed first: the caller's wait then times out)."""
         if self._closed:
             raise ConnectionClosed("the HTTP transport is closed")
-        extra = {"Content-Type": "application/json", **self._stateless_headers(message)}
+        extra = {"Content-Type": "application/json"}
+        version = self.protocol_version
+        if version is None or version == STATELESS_VERSION:  # (a handshake-era connection's have none)
+            extra.update(self._stateless_headers(message))
         headers = self._headers(extra)  # (every per-request header is added there, on both paths)
         timeout = self.timeout if deadline is None else max(0.001, min(self.timeout, deadline - monotonic()))
         try:
