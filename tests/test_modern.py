@@ -333,12 +333,12 @@ def test_the_client_listens_for_list_changes_and_updates():
 def http():
     server = make_server()
 
-    @server.tool()
-    def region(zone: str, ctx: Context) -> str:
-        """A tool whose argument is mirrored in a header."""
+    # A hand-written schema, the way to mark an argument for an Mcp-Param-* header.
+    @server.tool(input_schema={"type": "object", "required": ["zone"],
+                               "properties": {"zone": {"type": "string", "x-mcp-header": "Zone"}}})
+    def region(zone: str) -> str:
+        """A tool whose argument is mirrored in a header (answered in the POST's body: no ctx)."""
         return f"zone={zone}"
-
-    server.get_tool("region").input_schema["properties"]["zone"]["x-mcp-header"] = "Zone"
 
     @server.tool()
     def slow(ctx: Context) -> str:

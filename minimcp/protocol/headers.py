@@ -7,8 +7,11 @@ schema. The client encodes them (:func:`encode_header_value`); the server
 checks that they agree with the body (:func:`check_headers`).
 """
 
-import base64
-from typing import Any, Dict, Optional
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (a stdio server never needs it)
+if TYPE_CHECKING:  # annotations only: a server's tools import this module as they are registered
+    from typing import Any, Dict, Optional
 
 from .stateless import NAME_FIELDS, VERSION_KEY
 
@@ -26,7 +29,11 @@ def encode_header_value(value: Any) -> str:
     # plain: visible ASCII and space, 0x20 to 0x7E (isprintable() refuses control characters and DEL)
     plain = (text and text == text.strip() and text.isascii() and text.isprintable()
              and not (text.startswith("=?base64?") and text.endswith("?=")))
-    return text if plain else "=?base64?" + base64.b64encode(text.encode("utf-8")).decode("ascii") + "?="
+    if plain:
+        return text
+    import base64  # (here: only a value that is not plain needs it, and a server imports this module)
+
+    return "=?base64?" + base64.b64encode(text.encode("utf-8")).decode("ascii") + "?="
 
 
 def decode_header_value(value: str) -> str:
@@ -37,6 +44,8 @@ def decode_header_value(value: str) -> str:
     """
     value = value.strip()
     if value.startswith("=?base64?") and value.endswith("?="):
+        import base64  # (here: see encode_header_value)
+
         return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
     return value
 
@@ -73,8 +82,10 @@ def _same(header: str, value: Any) -> bool:
     return header == str(value)
 
 
-def check_headers(message: Any, headers: Dict[str, str], tool_schema: Optional[Dict[str, Any]]) -> Optional[str]:
-    """Say what is wrong with the headers of a stateless-era POST, or None (they mirror the body)."""
+def check_headers(message: Any, headers: Dict[str, str], param_headers: Optional[Dict[str, str]]) -> Optional[str]:
+    """Say what is wrong with the headers of a stateless-era POST, or None (they mirror the body).
+    ``param_headers``: the called tool's ``x-mcp-header`` annotations (:func:`header_params` of its
+    input schema), for a ``tools/call``."""
     params = message.params or {}
     meta = params.get("_meta")
     version = meta.get(VERSION_KEY) if type(meta) is dict else None
@@ -92,9 +103,9 @@ def check_headers(message: Any, headers: Dict[str, str], tool_schema: Optional[D
                 name = decode_header_value(name)
             if name != expected:
                 return f"Mcp-Name header must be {expected!r}"
-        if message.method == "tools/call" and tool_schema is not None:
+        if message.method == "tools/call" and param_headers:
             arguments = params.get("arguments") or {}
-            for argument, header in (header_params(tool_schema) or {}).items():
+            for argument, header in param_headers.items():
                 given = headers.get("mcp-param-" + header.lower())
                 value = arguments.get(argument)
                 if value is None:

@@ -24,6 +24,7 @@ from ..errors import (
     RequestFailed as RequestFailed,  # (re-exported: raised by this module, importable where its feature lives)
 )
 from ..logs import get_logger
+from ..protocol.headers import header_params
 from ..protocol.stateless import InputRequired
 from ..protocol.versions import PROTOCOL_VERSION, knows, strip
 from .content import error_result, result_for_version, tool_result
@@ -91,6 +92,9 @@ class ServerTool:
         # Text goes out as one text block, which every protocol version knows as is: for a function
         # with no output schema, a str result skips tool_result() and result_for_version() (a per-call cost).
         self._text_as_is = self.output_schema is None
+        #: The arguments a 2026-07-28 client mirrors in ``Mcp-Param-*`` headers: argument -> header
+        #: name (``x-mcp-header`` in the input schema; none when the annotations break the rules).
+        self.param_headers: Dict[str, str] = header_params(self.input_schema) or {}
         #: True when the function takes no ``ctx``: it can ask the client nothing and cannot see
         #: a cancel, so a server may run it on the thread that read the request (no hand-off).
         self.can_run_inline: bool = self.schema.context_param is None and not self.is_async  # a coroutine can see a cancel

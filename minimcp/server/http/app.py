@@ -39,7 +39,7 @@ from ...logs import get_logger
 from ...protocol import jsonrpc
 from ...protocol.headers import check_headers
 from ...protocol.jsonrpc import Malformed, Request, Response
-from ...protocol.stateless import RequestMeta, stateless_version
+from ...protocol.stateless import VERSION_KEY, RequestMeta
 from ...protocol.versions import HANDSHAKE_VERSIONS, HTTP_DEFAULT_VERSION, STATELESS_VERSION, knows
 from ..auth.protection import WELL_KNOWN, ProtectedResource, check_request_scopes
 from ..connection import ServerConnection
@@ -180,7 +180,11 @@ class MCPApp:
     def __call__(self, environ: _Environ, start_response: _Start) -> Iterable[bytes]:
         """Serve one HTTP request."""
         try:
-            headers = {name: v for k, v in environ.items() if (name := HEADER_NAME[k])}
+            headers = {}
+            for key, value in environ.items():
+                name = HEADER_NAME[key]
+                if name:
+                    headers[name] = value
             path, method = environ.get("PATH_INFO", ""), environ["REQUEST_METHOD"]
             if path.startswith(WELL_KNOWN) and isinstance(self.auth, ProtectedResource):  # public: RFC 9728
                 served = self.auth.serve_metadata(path, method, start_response)
@@ -235,10 +239,12 @@ class MCPApp:
         tool = self.server.get_tool((request.params or {}).get("name") or "") \
             if request is not None and request.method == "tools/call" else None
         meta: Optional[RequestMeta] = None
-        per_request = not batch and (stateless_version(getattr(parsed, "params", None)) is not None
+        params = getattr(parsed, "params", None)
+        meta_in = params.get("_meta") if params else None  # (what stateless_version() reads)
+        per_request = not batch and ((type(meta_in) is dict and meta_in.get(VERSION_KEY) is not None)
                                      or headers.get("mcp-protocol-version") == STATELESS_VERSION)
         if per_request:  # 2026-07-28: headers mirror the body; errors are HTTP statuses (basic/transports)
-            problem = check_headers(parsed, headers, tool.input_schema if tool is not None else None)
+            problem = check_headers(parsed, headers, tool.param_headers if tool is not None else None)
             if problem:  # first: a header that contradicts the body is -32020 whatever the body says
                 return error(start_response, 400, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}",
                              request_id=getattr(parsed, "id", None))
@@ -274,7 +280,7 @@ class MCPApp:
             status = error_status(answer) if per_request and type(answer) is not Response else 200
             return reply(start_response, status, self._encoded(connection, request, answer))
         transport: HTTPSessionTransport = connection.session.transport
-        if request is not None and transport.awaits(request.id):
+        if request is not None and request.id in transport.streams:  # (what transport.awaits() says)
             # The id of a request in flight: refused here, in this POST's body. On a stream of its
             # own the refusal would take the id's stream, and the first request's answer with it.
             return reply(start_response, 200, jsonrpc.encode(id_in_use(request.id)))
@@ -432,8 +438,12 @@ class MCPApp:
         """
         while True:
             first = stream.first_messages(self.sse_after)
-            if first and all(is_response for _, is_response in first) and stream.done:
-                answers = [data for data, _ in first]  # as jsonrpc.encode made them: sent unchanged
+            answers = []  # as jsonrpc.encode made them: sent unchanged
+            for data, is_response in first:
+                if not is_response:
+                    break
+                answers.append(data)
+            if answers and len(answers) == len(first) and stream.done:  # nothing but the answers
                 body = answers[0] if not batch else b"[" + b",".join(answers) + b"]"
                 if one_post:  # answered as a whole: the connection may serve another POST
                     self._spare(connection, stream)

@@ -19,6 +19,7 @@ import collections
 import os
 import random
 import threading
+import time
 from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 from ...engine.transport import Transport
@@ -161,6 +162,8 @@ class OutStream:
         self.store: EventStore = store
         self.expected: Set[RequestId] = set(expected or ())
         self.standalone: bool = not self.expected
+        #: True once every expected response was pushed (never, for the standalone stream).
+        self.done: bool = False
         self.sse: bool = self.standalone
         self.pending: List[Tuple[bytes, bool]] = []  # (data, is_response) before the decision
         self.closed_by_server: bool = False  # asked to end the HTTP response while undecided...
@@ -173,11 +176,6 @@ class OutStream:
         # is writing (not waiting) would otherwise be lost, and the GET taking over get a 409.
         self.woken: bool = False
 
-    @property
-    def done(self) -> bool:
-        """True once every expected response was pushed (never, for the standalone stream)."""
-        return not self.standalone and not self.expected
-
     def push(self, data: bytes, response_id: object = None) -> None:
         """Add one message (as ``jsonrpc.encode`` made it); ``response_id`` is set when it is
         the response to a request."""
@@ -185,6 +183,7 @@ class OutStream:
             is_response = response_id is not None and response_id in self.expected
             if is_response:
                 self.expected.discard(response_id)
+                self.done = not self.expected
             if self.sse:
                 self.last_id = self.store.store(self.id, data)
             else:
@@ -194,7 +193,13 @@ class OutStream:
     def first_messages(self, timeout: Optional[float] = None) -> List[Tuple[bytes, bool]]:
         """Wait for the first message(s) of an undecided stream and return them."""
         with self.cond:
-            self.cond.wait_for(lambda: self.pending or self.abandoned or self.closed_by_server, timeout)
+            if not (self.pending or self.abandoned or self.closed_by_server):  # (usually there already)
+                deadline = None if timeout is None else time.monotonic() + timeout
+                while not (self.pending or self.abandoned or self.closed_by_server):
+                    left = None if deadline is None else deadline - time.monotonic()
+                    if left is not None and left <= 0:
+                        break
+                    self.cond.wait(left)
             return list(self.pending)
 
     def switch_to_sse(self) -> str:
