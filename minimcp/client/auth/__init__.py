@@ -15,7 +15,8 @@ the protected resource metadata, the authorization server metadata),
 ``registration`` (who the client is), ``pkce`` and ``redirect`` (the
 browser round trip), ``tokens`` (the token request), ``signing`` (JWTs:
 client assertions, DPoP), ``store`` (tokens between runs), ``authorizer``
-(the hook the HTTP transports call), ``flows`` (one class per grant).
+(the hook the HTTP transports call), ``flows`` (one class per grant); and
+``urls``, the rule every URL a server names passes before it is used.
 """
 
 from ...errors import AuthError

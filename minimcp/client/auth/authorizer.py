@@ -39,6 +39,7 @@ from .http import AuthHTTP
 from .signing import DPoPKey
 from .store import MemoryTokenStore, TokenStore
 from .tokens import ClientAuth, Token, request_token
+from .urls import check_url
 
 if TYPE_CHECKING:
     from logging import Logger
@@ -206,7 +207,7 @@ class Authorizer(requests.auth.AuthBase):
             document = resource_metadata(self.http, server_url, challenge.params.get("resource_metadata"))
             if document is not None:
                 issuer = document["authorization_servers"][0]
-                metadata = self._issuer_metadata(issuer)
+                metadata = self._issuer_metadata(issuer, server_url)
                 resource = document["resource"]
             else:
                 metadata, resource, document = fallback_metadata(self.http, server_url), server_url, {}
@@ -224,10 +225,14 @@ class Authorizer(requests.auth.AuthBase):
             self._keep(origin, server_url, token)
             return token
 
-    def _issuer_metadata(self, issuer: str) -> Dict[str, Any]:
+    def _issuer_metadata(self, issuer: str, named_by: Optional[str]) -> Dict[str, Any]:
+        """``issuer``'s metadata (kept per issuer); ``named_by``: the MCP server whose metadata named it."""
+        # checked here as well as at the first fetch: a cached issuer may be named again by another server
+        check_url(issuer, f"the authorization server of {named_by}" if named_by else "the authorization server",
+                  named_by)
         metadata = self._metadata.get(issuer)
         if metadata is None:
-            metadata = authorization_server_metadata(self.http, issuer)
+            metadata = authorization_server_metadata(self.http, issuer, named_by)
             if metadata is None:
                 raise AuthError(f"the authorization server {issuer} publishes no metadata at any of the "
                                 f"well-known URLs (RFC 8414, OpenID Connect Discovery); ask its operator")
@@ -266,7 +271,7 @@ class Authorizer(requests.auth.AuthBase):
             new = None
             if token.refresh_token:
                 try:
-                    new = self._refresh(self._issuer_metadata(token.issuer), token)
+                    new = self._refresh(self._issuer_metadata(token.issuer, self._servers.get(origin)), token)
                 except AuthError as exc:
                     log.info("cannot refresh before expiry: %s", exc)
             if new is None:

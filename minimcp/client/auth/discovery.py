@@ -16,6 +16,10 @@ spec basic/authorization "Authorization Server Discovery" (2025-06-18 on):
 A server of the 2025-03-26 revision publishes no resource metadata: its
 origin is the authorization server, with the default endpoints ``/authorize``,
 ``/token`` and ``/register`` when it has no metadata either (``fallback_metadata()``).
+
+Every URL a challenge or a metadata document names passes ``urls.check_url()``
+before it is fetched (https, or http on loopback; no private address from a
+remote server), so a hostile server cannot steer the client.
 """
 
 import re
@@ -24,6 +28,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ...errors import AuthError
 from .http import AuthHTTP
+from .urls import check_endpoints, check_url
 
 _PARAM = re.compile(r'\s*([!#$%&\'*+.^_`|~0-9A-Za-z-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s,]*)\s*,?')
 _SCHEME = re.compile(r'\s*,?\s*([!#$%&\'*+.^_`|~0-9A-Za-z-]+)(?:\s+|$)')
@@ -89,10 +94,13 @@ def resource_metadata(http: AuthHTTP, server_url: str, metadata_url: Optional[st
     """The server's Protected Resource Metadata, or ``None`` when it publishes none.
 
     Raises:
-        AuthError: the metadata is malformed, or names another resource.
+        AuthError: the metadata is malformed, or names another resource; or the
+            challenge's ``metadata_url`` is one the client may not fetch (``urls``).
     """
     parts = urlsplit(server_url)
     origin = origin_of(server_url)
+    if metadata_url:  # named by the server's challenge: checked before anything is fetched
+        check_url(metadata_url, f"the resource_metadata of {server_url}'s challenge", server_url)
     candidates = [metadata_url] if metadata_url else []
     path = parts.path.rstrip("/")
     if path:
@@ -124,12 +132,18 @@ def metadata_urls(issuer: str) -> List[str]:
             f"{origin}{path}/.well-known/openid-configuration"]
 
 
-def authorization_server_metadata(http: AuthHTTP, issuer: str) -> Optional[Dict[str, Any]]:
+def authorization_server_metadata(http: AuthHTTP, issuer: str,
+                                  named_by: Optional[str] = None) -> Optional[Dict[str, Any]]:
     """The metadata of the authorization server ``issuer``, or ``None`` when none of its URLs has any.
 
+    ``named_by`` is the MCP server whose metadata named ``issuer`` (``None``: the user did).
+
     Raises:
-        AuthError: the document is malformed, or its ``issuer`` is not ``issuer``.
+        AuthError: the document is malformed, or its ``issuer`` is not ``issuer``; or
+            ``issuer``, or an endpoint the document lists, is a URL the client may not use (``urls``).
     """
+    check_url(issuer, f"the authorization server of {named_by}" if named_by else "the authorization server",
+              named_by)
     for url in metadata_urls(issuer):
         status, document = http.get_json(url, what="the authorization server metadata request")
         if status != 200:
@@ -140,6 +154,7 @@ def authorization_server_metadata(http: AuthHTTP, issuer: str) -> Optional[Dict[
         if document.get("issuer") != issuer:
             raise AuthError(f"the authorization server metadata at {url} says its issuer is "
                             f"{document.get('issuer')!r}, not {issuer!r}; refusing it (RFC 8414 §3.3)")
+        check_endpoints(document)  # before any endpoint gets a person, a code or a secret
         return document
     return None
 
@@ -147,7 +162,7 @@ def authorization_server_metadata(http: AuthHTTP, issuer: str) -> Optional[Dict[
 def fallback_metadata(http: AuthHTTP, server_url: str) -> Dict[str, Any]:
     """2025-03-26: the server's origin is its authorization server, with default endpoints if need be."""
     origin = origin_of(server_url)
-    document = authorization_server_metadata(http, origin)
+    document = authorization_server_metadata(http, origin, server_url)  # (the defaults below share its origin)
     if document is not None:
         return document
     return {"issuer": origin, "authorization_endpoint": f"{origin}/authorize", "token_endpoint": f"{origin}/token",

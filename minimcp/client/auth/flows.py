@@ -8,19 +8,26 @@
 """
 
 import webbrowser
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Union
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import requests
 import requests.auth  # (loaded by requests itself; named so that type checkers know it)
 
 from ...errors import AuthError, ConnectionClosed
+from ...logs import get_logger
 from .authorizer import Authorizer, Grant
 from .pkce import new_pkce
 from .redirect import RedirectListener, read_redirect
 from .registration import ClientSettings, identify
 from .store import FileTokenStore, TokenStore
 from .tokens import ClientAuth, Token, choose_method, request_token
+from .urls import check_url
+
+if TYPE_CHECKING:
+    from logging import Logger
+
+log: "Logger" = get_logger(__name__)
 
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
@@ -49,7 +56,8 @@ class OAuth(Authorizer):
         store: where tokens are kept (default: :class:`~minimcp.client.auth.FileTokenStore`).
         headless: print the URL and read the redirected URL back (for a machine with no browser).
         browser: ``callable(authorization_url) -> redirected_url``: drives the login yourself.
-        redirect_uri: the redirect URI for ``headless`` and ``browser`` (default a loopback one).
+        redirect_uri: the redirect URI for ``headless`` and ``browser`` (default a loopback one);
+            https, or http on a loopback address, else ``AuthError``.
         timeout: seconds to wait for the person to log in.
         http_timeout: seconds each request to an authorization server may take.
         dpop: bind tokens with DPoP: ``True``, ``False``, or ``None`` (when the server asks).
@@ -69,6 +77,10 @@ class OAuth(Authorizer):
                  callback_port: Optional[int] = None, interactive: bool = True) -> None:
         super().__init__(scopes=scopes, store=store if store is not None else FileTokenStore(), dpop=dpop,
                          http_timeout=http_timeout)
+        if client_metadata_url is not None:  # it is this client's id: https (Client ID Metadata Documents)
+            check_url(client_metadata_url, "the client_metadata_url")
+        if redirect_uri is not None:  # "redirect URIs MUST be either localhost or use HTTPS" (Communication Security)
+            check_url(redirect_uri, "the redirect_uri")
         self.settings: ClientSettings = ClientSettings(client_id, client_secret, issuer, client_metadata_url, client_name)
         self.headless: bool = headless
         self.browser = browser
@@ -96,7 +108,13 @@ class OAuth(Authorizer):
         return client
 
     def obtain(self, grant: Grant) -> Token:
-        """Run the authorization code flow for ``grant``; the token."""
+        """Run the authorization code flow for ``grant``; the token.
+
+        A stored registration whose scope was not recorded (earlier minimcp
+        versions kept none) may be pinned to fewer scopes than a step-up needs
+        (RFC 7591 §2 ``scope``): when the server refuses with ``invalid_scope``,
+        the client registers again, with the scopes it now needs, and retries once.
+        """
         metadata = grant.metadata
         methods = metadata.get("code_challenge_methods_supported")
         if not metadata.get("fallback_defaults") and (not isinstance(methods, list) or "S256" not in methods):
@@ -109,6 +127,26 @@ class OAuth(Authorizer):
         if not self.interactive:
             raise AuthError(f"{grant.server_url} needs a login: run 'minimcp login {grant.server_url}' first "
                             f"(or, for a token of your own, --header 'Authorization: Bearer ...')")
+        saved = self.store.load(("client", metadata["issuer"]))
+        try:
+            return self._authorization_code(grant, scopes, fresh=False)
+        except AuthError as exc:
+            client = self._clients.get(metadata["issuer"])
+            if not (exc.error == "invalid_scope" and client is not None and metadata.get("registration_endpoint")
+                    and self._unknown_registration(saved, client)):
+                raise
+            log.info("%s refused the scopes %s to the registration kept for it; registering again",
+                     metadata["issuer"], scopes)
+        return self._authorization_code(grant, scopes, fresh=True)
+
+    def _unknown_registration(self, saved: Optional[Dict[str, Any]], client: ClientAuth) -> bool:
+        """Was ``client`` a stored dynamic registration whose scope is not known (so it may be pinned to less)?"""
+        return (saved is not None and saved.get("client_id") == client.client_id and "scope" not in saved
+                and client.client_id not in (self.settings.client_id, self.settings.client_metadata_url))
+
+    def _authorization_code(self, grant: Grant, scopes: Optional[List[str]], fresh: bool) -> Token:
+        """One authorization code round trip (``fresh``: register anew, ignoring a stored registration)."""
+        metadata = grant.metadata
         listener = None
         if self.browser is None and not self.headless:
             port = self.callback_port or _port(self.store.load(("client", metadata["issuer"])))
@@ -118,7 +156,8 @@ class OAuth(Authorizer):
             if listener is not None and self.callback_port:  # as the client was registered (Claude Code's form)
                 redirect_uri = f"http://localhost:{listener.port}/callback"
             grant_types = ["authorization_code", "refresh_token"]
-            client = identify(self.http, metadata, self.settings, self.store, [redirect_uri], grant_types, scopes)
+            client = identify(self.http, metadata, self.settings, self.store, [redirect_uri], grant_types, scopes,
+                              fresh=fresh)
             self._clients[metadata["issuer"]] = client
             if client.client_id == self.settings.client_id:  # so a later process can refresh with it
                 self.store.save(("client", metadata["issuer"]), {"client_id": client.client_id, "method": client.method,
@@ -275,7 +314,8 @@ class EnterpriseAuth(Authorizer):
                  store: Optional[TokenStore] = None, http_timeout: float = 30.0) -> None:
         super().__init__(scopes=scopes, store=store, http_timeout=http_timeout)
         self.id_token = id_token
-        self.idp_token_endpoint: str = idp_token_endpoint
+        # the ID token is posted there: https, as every OAuth URL (OAuth 2.1 §1.5)
+        self.idp_token_endpoint: str = check_url(idp_token_endpoint, "the idp_token_endpoint")
         self.client_id: str = client_id
         self.client_secret: Optional[str] = client_secret
         self.idp_client_id: Optional[str] = idp_client_id

@@ -32,6 +32,17 @@ SECRET_FIELDS = {"access_token", "refresh_token", "id_token", "client_secret", "
                  "assertion", "client_assertion", "subject_token", "actor_token", "registration_access_token"}
 
 
+def redacted(value: Any) -> str:
+    """How a secret shows in a ``repr``: ``[redacted]`` when it is set, ``None`` when it is not.
+
+    Tokens, client secrets, private keys, verifiers and assertions are
+    credentials (OAuth 2.1 §7.1; MCP "Token Theft": store them securely): a
+    repr ends up in logs, tracebacks and notebook output, so it says only
+    whether one is there.
+    """
+    return "None" if value is None else "[redacted]"
+
+
 def tracing() -> bool:
     """True when ``MINIMCP_TRACE`` asks for the wire trace."""
     return os.environ.get("MINIMCP_TRACE", "") not in ("", "0", "false", "no")

@@ -14,11 +14,15 @@ from typing import NamedTuple
 
 
 class PKCE(NamedTuple):
-    """One flow's verifier, challenge and state."""
+    """One flow's verifier, challenge and state. Its ``repr`` shows the challenge only: the verifier
+    is what proves the flow is ours (RFC 7636 §7.1), and the state guards the redirect."""
 
     verifier: str
     challenge: str
     state: str
+
+    def __repr__(self) -> str:
+        return f"PKCE(verifier=[redacted], challenge={self.challenge!r}, state=[redacted])"
 
 
 def b64url(data: bytes) -> str:

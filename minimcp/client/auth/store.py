@@ -10,14 +10,23 @@ A store maps a key (a tuple of strings) to a JSON object. minimcp keeps:
 
 ``FileTokenStore`` (the default) writes one file per key, mode 0600, in the
 user's config folder; ``MemoryTokenStore`` forgets everything at exit.
+
+Every folder ``FileTokenStore`` creates on the way to its own is mode 0700,
+whatever the umask (the XDG Base Directory spec asks for 0700 for a folder it
+creates); and on POSIX it refuses a folder that group or others can write to:
+whoever can write there can plant a registration or a token record that the
+client then trusts.
 """
 
 import hashlib
 import json
 import os
+import stat
 import sys
 import threading
 from typing import Any, Dict, Iterator, Optional, Tuple
+
+from ...errors import AuthError
 
 Key = Tuple[str, ...]
 
@@ -89,13 +98,56 @@ class FileTokenStore(TokenStore):
     def __init__(self, folder: Optional[str] = None) -> None:
         self.folder: str = folder or default_folder()
 
+    def _usable(self) -> bool:
+        """True when the folder exists and only this user can write to it; False when it does not exist.
+
+        Raises:
+            AuthError: another user could write to it (POSIX; not checked on Windows, whose ACLs are not modes).
+        """
+        try:
+            info = os.stat(self.folder)  # (follows a symlink: the folder it points to is the one used)
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        if os.name == "nt":
+            return True
+        if info.st_mode & 0o022:
+            raise AuthError(f"the token store folder {self.folder} is writable by other users (mode "
+                            f"{stat.S_IMODE(info.st_mode):o}); another user could plant tokens or a registration "
+                            f"there. Fix it with: chmod go-w {self.folder}")
+        return True
+
+    def _make_folder(self) -> None:
+        """Create the folder and every missing folder above it, each 0700 whatever the umask."""
+        missing = []
+        path = os.path.abspath(self.folder)
+        for _ in range(path.count(os.sep) + 1):  # one step up per path component: bounded
+            if os.path.isdir(path):
+                break
+            missing.append(path)
+            parent = os.path.dirname(path)
+            if parent == path:
+                break
+            path = parent
+        for path in reversed(missing):
+            try:
+                os.mkdir(path, 0o700)
+            except FileExistsError:  # another process made it meanwhile: _usable() judges the last one
+                continue
+            os.chmod(path, 0o700)  # mkdir's mode passes through the umask (0o277 would leave 0o500): set it exactly
+
     def _path(self, key: Key) -> str:
         digest = hashlib.sha256("\0".join(key).encode()).hexdigest()[:32]
         return os.path.join(self.folder, f"{key[0]}-{digest}.json")
 
     def load(self, key: Key) -> Optional[Dict[str, Any]]:
-        """The object saved under ``key``, or ``None`` (also for a file that is not ours or not JSON)."""
+        """The object saved under ``key``, or ``None`` (also for a file that is not ours or not JSON).
+
+        Raises:
+            AuthError: the folder is writable by another user (see :meth:`save`).
+        """
         try:
+            if not self._usable():
+                return None
             with open(self._path(key), encoding="utf-8") as f:
                 record = json.load(f)
         except (OSError, ValueError):
@@ -106,8 +158,14 @@ class FileTokenStore(TokenStore):
         return value
 
     def save(self, key: Key, value: Dict[str, Any]) -> None:
-        """Write ``value`` under ``key``: mode 0600 in a 0700 folder."""
-        os.makedirs(self.folder, mode=0o700, exist_ok=True)
+        """Write ``value`` under ``key``: mode 0600 in a 0700 folder (made, with any folder above it, if missing).
+
+        Raises:
+            AuthError: the folder is writable by group or others (the message says to ``chmod go-w`` it).
+        """
+        if not self._usable():
+            self._make_folder()
+            self._usable()
         path = self._path(key)
         temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -130,7 +188,13 @@ class FileTokenStore(TokenStore):
             pass
 
     def items(self) -> Iterator[Tuple[Key, Dict[str, Any]]]:
-        """Every ``(key, value)`` in the folder."""
+        """Every ``(key, value)`` in the folder.
+
+        Raises:
+            AuthError: the folder is writable by another user (see :meth:`save`).
+        """
+        if not self._usable():
+            return iter(())
         try:
             names = sorted(os.listdir(self.folder))
         except FileNotFoundError:

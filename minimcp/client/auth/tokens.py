@@ -14,14 +14,14 @@ from typing import Any, Dict, List, NamedTuple, Optional
 from urllib.parse import quote
 
 from ...errors import AuthError
-from .http import AuthHTTP
+from .http import AuthHTTP, redacted
 from .signing import DPoPKey, client_assertion
 
 ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
 
 class Token(NamedTuple):
-    """What a token endpoint issued, and for whom."""
+    """What a token endpoint issued, and for whom. Its ``repr`` (and so ``str``) shows no token."""
 
     access_token: str
     token_type: str = "Bearer"
@@ -30,6 +30,11 @@ class Token(NamedTuple):
     scopes: Optional[List[str]] = None
     issuer: str = ""
     resource: str = ""
+
+    def __repr__(self) -> str:
+        return (f"Token(access_token={redacted(self.access_token)}, token_type={self.token_type!r}, "
+                f"expires_at={self.expires_at!r}, refresh_token={redacted(self.refresh_token)}, "
+                f"scopes={self.scopes!r}, issuer={self.issuer!r}, resource={self.resource!r})")
 
     def expires_soon(self, margin: float = 30.0) -> bool:
         """True when the token expires within ``margin`` seconds (or has)."""
@@ -49,13 +54,18 @@ class Token(NamedTuple):
 
 
 class ClientAuth(NamedTuple):
-    """How this client identifies itself to one authorization server."""
+    """How this client identifies itself to one authorization server. Its ``repr`` shows no secret or key."""
 
     client_id: str
     client_secret: Optional[str] = None
     method: str = "none"  # client_secret_basic | client_secret_post | private_key_jwt | none
     private_key: Any = None
     signing_algorithm: str = "RS256"
+
+    def __repr__(self) -> str:
+        return (f"ClientAuth(client_id={self.client_id!r}, client_secret={redacted(self.client_secret)}, "
+                f"method={self.method!r}, private_key={redacted(self.private_key)}, "
+                f"signing_algorithm={self.signing_algorithm!r})")
 
 
 def choose_method(metadata: Dict[str, Any], secret: Optional[str], private_key: Any = None) -> str:
