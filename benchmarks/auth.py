@@ -77,7 +77,7 @@ def jwks_server(key):
 def token(key, audience, n=0):
     now = int(time.time())
     return jwt.encode({"iss": ISSUER, "sub": f"user{n}", "aud": audience, "iat": now, "exp": now + 3600,
-                       "scope": "mcp", "jti": str(n)}, key, algorithm="RS256", headers={"kid": "k1"})
+                       "scope": "mcp", "jti": str(n)}, key, algorithm="RS256", headers={"kid": "k1", "typ": "at+jwt"})
 
 
 def echo_server():

@@ -107,7 +107,7 @@ def initialize(url, token):
 
 def challenge(response) -> dict:
     """The parameters of a ``WWW-Authenticate: Bearer k="v", ...`` header."""
-    value = response.headers["WWW-Authenticate"]
+    value = response.headers["WWW-Authenticate"].split(", DPoP ")[0]  # (the first challenge: Bearer)
     assert value.startswith("Bearer ")
     params = {}
     for part in value[len("Bearer "):].split('", '):

@@ -60,7 +60,7 @@ class Keys:
                 "client_id": "app"}
         body.update(claims)
         return jwt.encode(body, self.private.get(kid) or self.private[next(iter(self.private))], algorithm="RS256",
-                          headers={"kid": kid})
+                          headers={"kid": kid, "typ": "at+jwt"})
 
 
 @contextlib.contextmanager

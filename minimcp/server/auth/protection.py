@@ -10,8 +10,10 @@ issue tokens; an authorization server does. The server's part is small, and all 
 - take ``Authorization: Bearer <token>`` on every request, have a *verifier* check it
   (:mod:`minimcp.server.auth.verifiers`: a JWT against the issuer's keys, or RFC 7662
   introspection), and accept only tokens issued for itself (the RFC 8707 audience);
+- take a DPoP-bound token (RFC 9449) as ``Authorization: DPoP <token>`` with a ``DPoP`` proof
+  of possession of its key, and never as a bearer token (RFC 9449 §7.2);
 - answer 401 with ``WWW-Authenticate: Bearer resource_metadata="…", scope="…"`` (plus
-  ``error="invalid_token"`` when a token was sent and refused), and 403
+  ``error="invalid_token"`` when a token was sent and refused) and ``DPoP algs="…"``, and 403
   ``error="insufficient_scope"`` naming the scopes an operation needs, so a client can step up;
 - never pass the client's token on: a verifier sees it, a handler never does (``ctx.principal``
   holds what the token *says*, not the token).
@@ -25,7 +27,7 @@ HTTP and on the 2024-11-05 ``/messages/`` POST) and, for a transport with no HTT
 
 import json
 import time
-from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple, Union
 from urllib.parse import urlsplit
 
 from ...errors import (
@@ -41,12 +43,28 @@ from ...protocol.jsonrpc import INSUFFICIENT_SCOPE
 if TYPE_CHECKING:
     from logging import Logger
 
+    from .verifiers import DPoPProofs
+
 log: "Logger" = get_logger(__name__)
 
 #: The well-known path prefix of RFC 9728 §3.
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
 #: The requests that reach a function which may declare scopes.
 SCOPED_METHODS = frozenset({"tools/call", "resources/read", "resources/subscribe", "prompts/get"})
+
+
+class InvalidDPoPProof(InvalidToken):
+    """A DPoP proof that does not pass RFC 9449 §4.3: the client gets 401 with
+    ``WWW-Authenticate: DPoP error="invalid_dpop_proof"`` (RFC 9449 §7.1, §12.2)."""
+
+
+class Refused(Unauthorized):
+    """A 401 with one ``WWW-Authenticate`` challenge per scheme the resource takes: Bearer, then
+    DPoP (RFC 9110 §11.6.1 lets a response carry several; RFC 9449 §7.1 shows both together)."""
+
+    def __init__(self, message: str, challenges: Sequence[str]) -> None:
+        super().__init__(message, ", ".join(challenges))
+        self.challenges: List[str] = list(challenges)
 
 
 class Principal:
@@ -144,12 +162,18 @@ class ProtectedResource:
         check_audience: refuse a token whose audience does not name ``resource`` (RFC 8707;
             turn off only where the verifier checks it another way).
         resource_name, resource_documentation: optional metadata fields.
+        dpop: take DPoP-bound tokens (RFC 9449) with their proofs: a
+            :class:`~minimcp.server.auth.verifiers.DPoPProofs` (its algorithms, time window and
+            replay cache), ``True`` for the default one, ``False`` for none; by default, when
+            PyJWT (the ``auth`` extra) is installed. Either way a DPoP-bound token sent as a
+            bearer token is refused (RFC 9449 §7.2).
     """
 
     def __init__(self, verifier: Any, resource: str, authorization_servers: Sequence[str], *,
                  scopes_supported: Sequence[str] = (), required_scopes: Sequence[str] = (),
                  check_audience: bool = True, resource_name: Optional[str] = None,
-                 resource_documentation: Optional[str] = None) -> None:
+                 resource_documentation: Optional[str] = None,
+                 dpop: Union[bool, "DPoPProofs", None] = None) -> None:
         if not authorization_servers:
             raise ValueError("name at least one authorization server (its issuer URL): clients need it "
                              "to get a token")
@@ -174,6 +198,9 @@ class ProtectedResource:
             document["resource_documentation"] = resource_documentation
         self.metadata_body: bytes = json.dumps(document).encode()
         self._audience = canonical(resource)
+        self._origin = f"{parts.scheme}://{parts.netloc}"
+        #: The DPoP proof checker, or None: DPoP-bound tokens are then refused (no proof can be checked).
+        self.dpop: Optional[DPoPProofs] = _dpop_proofs(dpop)
 
     def __repr__(self) -> str:
         return f"<ProtectedResource {self.resource} by {', '.join(self.authorization_servers)}>"
@@ -191,14 +218,40 @@ class ProtectedResource:
             parts.append(f"error_description={_quote(_description(description))}")
         return "Bearer " + ", ".join(parts)
 
-    def __call__(self, headers: Dict[str, str]) -> Principal:
-        """The ``auth`` hook: the principal of the request's bearer token, or a refusal."""
-        token = bearer_token(headers, self)
+    def dpop_challenge(self, error: Optional[str] = None, description: Optional[str] = None) -> str:
+        """The ``WWW-Authenticate: DPoP`` challenge (RFC 9449 §7.1): the error, if any, and the
+        proof algorithms this server takes."""
+        parts = [f"error={_quote(error)}"] if error else []
+        if error and description:
+            parts.append(f"error_description={_quote(_description(description))}")
+        parts.append(f"algs={_quote(' '.join(self.dpop.algorithms if self.dpop else ()))}")
+        return "DPoP " + ", ".join(parts)
+
+    def refuse(self, message: str, error: Optional[str] = None, description: Optional[str] = None,
+               scheme: str = "bearer") -> Refused:
+        """The 401 to raise: a Bearer challenge, and a DPoP one when DPoP is taken; ``error`` and
+        ``description`` go in the challenge of the ``scheme`` the request used."""
+        on_dpop = scheme == "dpop" and self.dpop is not None
+        challenges = [self.challenge(None if on_dpop else error, None if on_dpop else description)]
+        if self.dpop is not None:
+            challenges.append(self.dpop_challenge(error, description) if on_dpop else self.dpop_challenge())
+        return Refused(message, challenges)
+
+    def __call__(self, headers: Dict[str, str], method: Optional[str] = None, url: Optional[str] = None) -> Principal:
+        """The ``auth`` hook: the principal of the request's access token, or a refusal.
+
+        ``method`` and ``url`` (the request's, without its query) are what a DPoP proof must name;
+        without them a request sent with ``Authorization: DPoP`` is refused.
+        """
+        scheme, token = credentials(headers, self)
+        if scheme == "dpop" and not headers.get("dpop"):  # RFC 9449 §7.1: the proof comes with the token
+            raise self.refuse("invalid DPoP proof: none sent", "invalid_dpop_proof",
+                              "send a DPoP proof (the DPoP header) with Authorization: DPoP", scheme)
         try:
             principal = self.verify(token)
         except InvalidToken as exc:
             log.info("token refused: %s", exc)
-            raise Unauthorized(f"invalid token: {exc}", self.challenge("invalid_token", str(exc))) from None
+            raise self.refuse(f"invalid token: {exc}", "invalid_token", str(exc), scheme) from None
         except VerifierUnavailable as exc:
             log.warning("cannot check tokens now: %s", exc)
             raise _http_error(503, f"Service Unavailable: the token cannot be checked now ({exc}); "
@@ -206,10 +259,38 @@ class ProtectedResource:
         problem = self._problem(principal)
         if problem:
             log.info("token refused: %s", problem)
-            raise Unauthorized(f"invalid token: {problem}", self.challenge("invalid_token", problem))
+            raise self.refuse(f"invalid token: {problem}", "invalid_token", problem, scheme)
+        bound = bound_key(principal)
+        if scheme == "dpop":
+            self._check_proof(headers["dpop"], method, url, token, bound)
+        elif bound is not None:  # RFC 9449 §7.2: else a stolen DPoP-bound token works as a bearer token
+            text = "the token is DPoP-bound: send it as Authorization: DPoP, with a DPoP proof (RFC 9449)"
+            log.info("token refused: %s", text)
+            raise self.refuse(f"invalid token: {text}", "invalid_token", text)
         if self.required_scopes and not principal.scopes.issuperset(self.required_scopes):
             raise self.insufficient_scope(self.required_scopes, "every request")
         return principal
+
+    def _check_proof(self, proof: str, method: Optional[str], url: Optional[str], token: str,
+                     bound: Optional[str]) -> None:
+        """RFC 9449 §7.1: a token sent as ``DPoP`` is bound to a key, and the proof shows that key."""
+        if bound is None:
+            text = "the token is not DPoP-bound: send it as Authorization: Bearer"
+            raise self.refuse(f"invalid token: {text}", "invalid_token", text, "dpop")
+        if self.dpop is None or method is None or url is None:
+            text = ("DPoP proofs cannot be checked here (the auth hook was not given the request's method and URL)"
+                    if self.dpop is not None else "this server takes no DPoP proof")
+            raise self.refuse(f"invalid DPoP proof: {text}", "invalid_dpop_proof", text, "dpop")
+        # The proof names the URL the client used (RFC 9449 §4.3 check 9); behind a proxy that is
+        # the public one, the origin of `resource`, so that origin with the request's path is taken too.
+        try:
+            self.dpop.check(proof, method, [url, self._origin + urlsplit(url).path], token, bound)
+        except InvalidDPoPProof as exc:
+            log.info("DPoP proof refused: %s", exc)
+            raise self.refuse(f"invalid DPoP proof: {exc}", "invalid_dpop_proof", str(exc), "dpop") from None
+        except InvalidToken as exc:
+            log.info("token refused: %s", exc)
+            raise self.refuse(f"invalid token: {exc}", "invalid_token", str(exc), "dpop") from None
 
     def _problem(self, principal: Any) -> Optional[str]:
         """What is wrong with a verified token whatever the verifier: expiry and audience."""
@@ -247,20 +328,62 @@ class ProtectedResource:
 def bearer_token(headers: Dict[str, str], protection: ProtectedResource) -> str:
     """The token of ``Authorization: Bearer <token>`` (RFC 6750 §2.1); 401 without one, 400 when
     the header is malformed (``invalid_request``)."""
+    scheme, token = credentials(headers, protection)
+    if scheme != "bearer":
+        raise protection.refuse(f"send Authorization: Bearer <token> (not {scheme!r})")
+    return token
+
+
+def bound_key(principal: Principal) -> Optional[str]:
+    """The RFC 7638 thumbprint of the key a token is bound to (its ``cnf.jkt``, RFC 9449 §6), or
+    None for a token that is not DPoP-bound. A ``cnf`` with a ``jkt`` that is no string binds to
+    a key no proof can show."""
+    cnf = principal.claims.get("cnf")
+    if not isinstance(cnf, dict) or "jkt" not in cnf:
+        return None
+    jkt = cnf["jkt"]
+    return jkt if isinstance(jkt, str) and jkt else "\0"
+
+
+def credentials(headers: Dict[str, str], protection: ProtectedResource) -> Tuple[str, str]:
+    """The scheme (``"bearer"``, or ``"dpop"`` when the resource takes DPoP) and the token of the
+    ``Authorization`` header (RFC 6750 §2.1, RFC 9449 §7.1); 401 without one, 400 when the header
+    is malformed (``invalid_request``)."""
     value = headers.get("authorization")
     if not value:
-        raise Unauthorized("a bearer token is required", protection.challenge())
+        raise protection.refuse("an access token is required")
     scheme, _, token = value.strip().partition(" ")
-    if scheme.lower() != "bearer":
-        raise Unauthorized(f"send Authorization: Bearer <token> (not {scheme!r})", protection.challenge())
+    scheme = scheme.lower()  # RFC 9110 §11.1: auth schemes are case-insensitive
+    if scheme != "bearer" and not (scheme == "dpop" and protection.dpop is not None):
+        also = " (or DPoP <token> with a DPoP proof)" if protection.dpop is not None else ""
+        raise protection.refuse(f"send Authorization: Bearer <token>{also}, not {value.partition(' ')[0]!r}")
     token = token.strip()
-    # RFC 6750 b64token: printable ASCII, no space (the string methods run at C speed; a token
-    # with another odd character is the verifier's to refuse, as invalid_token).
+    # RFC 6750 b64token (RFC 9449 §7.1: the same token68 for DPoP): printable ASCII, no space (the
+    # string methods run at C speed; a token with another odd character is the verifier's to
+    # refuse, as invalid_token).
     if not token or not token.isascii() or not token.isprintable() or " " in token:
-        text = "malformed Authorization header: expected 'Bearer' and one token"
-        raise _http_error(400, f"Bad Request: {text}",
-                          [("WWW-Authenticate", protection.challenge("invalid_request", text))])
-    return token
+        text = f"malformed Authorization header: expected {'DPoP' if scheme == 'dpop' else 'Bearer'} and one token"
+        challenge = protection.dpop_challenge("invalid_request", text) if scheme == "dpop" else \
+            protection.challenge("invalid_request", text)
+        raise _http_error(400, f"Bad Request: {text}", [("WWW-Authenticate", challenge)])
+    return scheme, token
+
+
+def _dpop_proofs(dpop: Union[bool, "DPoPProofs", None]) -> Optional["DPoPProofs"]:
+    """``ProtectedResource(dpop=...)`` as the checker it means (None: DPoP is not taken)."""
+    if dpop is False:
+        return None
+    if dpop is None or dpop is True:
+        from .verifiers import DPoPProofs  # late: it imports PyJWT
+
+        try:
+            return DPoPProofs()
+        except ImportError:
+            if dpop:
+                raise
+            log.debug("DPoP is off: PyJWT (the auth extra) is not installed")
+            return None
+    return dpop
 
 
 def _http_error(status: int, message: str, headers: List[Tuple[str, str]], code: Optional[int] = None) -> Exception:

@@ -9,18 +9,24 @@ A verifier takes the bearer token a client sent and returns the
   authorization server publishes (its JWKS). Needs PyJWT: ``pip install 'minimcp-sync[auth]'``.
 - :class:`IntrospectionVerifier`: ask the authorization server (RFC 7662 token introspection),
   for opaque tokens, or for a revocation to count at once.
+- :class:`DPoPProofs`: the proofs that come with a DPoP-bound token (RFC 9449), checked by
+  :class:`~minimcp.server.auth.protection.ProtectedResource` whatever the verifier.
 
 Both remember what they decided for a little while (:class:`TokenCache`), so a session's calls
 cost a dictionary lookup, not a signature check or a round trip. Every request they make has a
 timeout, and no lock is held while it runs.
 """
 
+import base64
+import hashlib
+import json
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
+from urllib.parse import urlsplit
 
 from ...logs import get_logger
-from .protection import InvalidToken, Principal, VerifierUnavailable, scope_list
+from .protection import InvalidDPoPProof, InvalidToken, Principal, VerifierUnavailable, scope_list
 
 if TYPE_CHECKING:
     from logging import Logger
@@ -29,6 +35,14 @@ log: "Logger" = get_logger(__name__)
 
 #: What a verifier decided about a token: who it stands for, or why it is refused.
 Decision = Union[Principal, InvalidToken]
+
+
+def media_type(typ: str) -> str:
+    """A JOSE ``typ`` as the media type it names, for comparing: RFC 7515 §4.1.9 lets the
+    ``application/`` prefix be left out of a value with no other ``/``, and media type names
+    ignore case (RFC 2045 §5.1): ``at+jwt``, ``AT+JWT`` and ``application/at+jwt`` are one type."""
+    typ = typ.strip().lower()
+    return typ if "/" in typ else "application/" + typ
 
 
 def _import_jwt() -> Any:
@@ -102,17 +116,22 @@ class _KeySet:
 
     Rotation: a token signed with a key id not in the set makes the set be fetched again, at most
     once every ``refetch_interval`` seconds (so forged key ids cannot make us hammer the server);
-    the set is also refreshed once it is ``ttl`` old. One fetch at a time: other requests wait
-    for it (up to the timeout), and no lock is held while it runs.
+    the set is also refreshed once it is ``ttl`` old. One fetch at a time, and no lock is held
+    while it runs. The other requests that need it wait for it (bounded by its timeouts) when it
+    is the first try or a refresh, which most likely succeeds; while the endpoint is known to be
+    down (the last fetch failed) they are answered 503 at once instead, so an outage does not
+    hold every request for a timeout. A failure is remembered ``failure_backoff`` seconds from the
+    *end* of the fetch that failed: counted from its start, a back-off no longer than the fetch
+    timeout (the defaults: 5 s each) would be over before the failure was known.
     """
 
     def __init__(self, verifier: "JWTVerifier") -> None:
         self.verifier = verifier
         self.keys: Optional[Dict[Optional[str], Any]] = None
         self.fetched_at: float = float("-inf")
-        self.tried_at: float = float("-inf")
+        self.tried_at: float = float("-inf")   # when the last fetch ended, whatever its outcome
         self.fetches: int = 0
-        self._failed: Optional[str] = None
+        self._failed: Optional[str] = None     # why the last fetch failed (None: it did not)
         self._lock = threading.Lock()
         self._inflight: Optional[threading.Event] = None
 
@@ -120,10 +139,10 @@ class _KeySet:
         """The key for ``kid`` (a lone key answers a token with no ``kid``)."""
         now = time.monotonic()
         if self.keys is None:
-            self._refresh(now, must=True)  # VerifierUnavailable when it cannot be fetched
+            self._refresh(must=True)  # VerifierUnavailable when it cannot be fetched
         elif now - self.tried_at >= self.verifier.refetch_interval and (
                 self._pick(self.keys, kid) is None or now - self.fetched_at > self.verifier.jwks_ttl):
-            self._refresh(now, must=False)  # a failure keeps the keys we have
+            self._refresh(must=False)  # a failure keeps the keys we have
         key = self._pick(self.keys or {}, kid)
         if key is None:
             raise InvalidToken(f"the token is signed with a key ({kid!r}) the authorization server does not list")
@@ -135,19 +154,19 @@ class _KeySet:
             return next(iter(keys.values()))
         return keys.get(kid)
 
-    def _refresh(self, now: float, must: bool) -> None:
+    def _refresh(self, must: bool) -> None:
         with self._lock:
-            event = self._inflight
-            if event is None:
-                if must and self._failed and now - self.tried_at < self.verifier.failure_backoff:
+            running = self._inflight
+            if running is None:
+                if must and self._failed and time.monotonic() - self.tried_at < self.verifier.failure_backoff:
                     raise VerifierUnavailable(self._failed)  # it just failed: answer at once
-                self._inflight = event = threading.Event()
-                self.tried_at = now
-                mine = True
-            else:
-                mine = False
-        if not mine:
-            event.wait(self.verifier.timeout * 2)
+                self._inflight = mine = threading.Event()
+            elif self._failed is not None:  # a retry of a failed fetch runs: do not queue behind it
+                if must or self.keys is None:
+                    raise VerifierUnavailable(self._failed)
+                return  # keep the keys we have
+        if running is not None:
+            running.wait(self._longest_fetch())
             if self.keys is None:
                 raise VerifierUnavailable(self._failed or "the signing keys are being fetched; try again")
             return
@@ -161,8 +180,15 @@ class _KeySet:
                 raise
         finally:
             with self._lock:
+                self.tried_at = time.monotonic()  # the back-off and the refetch interval count from here
                 self._inflight = None
-            event.set()
+            mine.set()
+
+    def _longest_fetch(self) -> float:
+        """How long one fetch may take: each GET (the metadata at two well-known URLs when there is
+        no ``jwks_uri`` yet, then the JWKS) has ``timeout`` to connect and ``timeout`` to answer."""
+        gets = 1 if self.verifier.jwks_uri else 3
+        return 2 * gets * self.verifier.timeout
 
     def _fetch(self) -> Dict[Optional[str], Any]:
         jwt = _import_jwt()
@@ -185,7 +211,7 @@ class _KeySet:
 
 
 class JWTVerifier:
-    """Check JWT access tokens locally: signature (the issuer's JWKS), ``iss``, ``aud``, ``exp``, ``nbf``.
+    """Check JWT access tokens locally: ``typ``, signature (the issuer's JWKS), ``iss``, ``aud``, ``exp``, ``nbf``.
 
     Example::
 
@@ -197,12 +223,16 @@ class JWTVerifier:
         jwks_uri: where the keys are; default: the ``jwks_uri`` of the issuer's metadata
             (OpenID discovery, then RFC 8414).
         algorithms: signature algorithms accepted (never ``none``, never HMAC: the keys are public).
+        accept_typ: the header ``typ`` values taken for an access token: ``at+jwt`` (RFC 9068 §2.1),
+            with or without ``application/``, in any case. Add ``"JWT"`` for an issuer that types
+            its access tokens so (other JWTs it signs, ID or logout tokens, could then pass too).
+        allow_untyped: also take a token with no ``typ`` at all (an issuer that sends none).
         leeway: seconds of clock skew allowed on ``exp`` and ``nbf``.
         timeout: seconds for each fetch of the metadata or the keys.
         refetch_interval: the least seconds between two fetches for an unknown key id.
         jwks_ttl: seconds before the key set is fetched again anyway.
-        failure_backoff: after a failed fetch with no keys at all, seconds during which requests
-            get 503 at once instead of waiting on another fetch.
+        failure_backoff: seconds from the end of a failed fetch (with no keys at all) during which
+            requests get 503 at once instead of each waiting on a new fetch.
         cache_seconds: how long a verified token is remembered (never past its ``exp``).
         session: a ``requests.Session`` to fetch with (proxies, CA bundle); default: plain requests.
     """
@@ -210,12 +240,16 @@ class JWTVerifier:
     def __init__(self, issuer: str, audience: str, *, jwks_uri: Optional[str] = None,
                  algorithms: Sequence[str] = ("RS256", "PS256", "ES256", "ES384", "EdDSA"), leeway: float = 30.0,
                  timeout: float = 5.0, refetch_interval: float = 60.0, jwks_ttl: float = 3600.0,
-                 failure_backoff: float = 5.0, cache_seconds: float = 300.0, session: Any = None) -> None:
+                 failure_backoff: float = 5.0, cache_seconds: float = 300.0, session: Any = None,
+                 accept_typ: Sequence[str] = ("at+jwt",), allow_untyped: bool = False) -> None:
         self.jwt: Any = _import_jwt()  # the PyJWT module; fail at configuration time, naming the extra
         self.issuer: str = issuer
         self.audience = audience
         self.jwks_uri: Optional[str] = jwks_uri
         self.algorithms: List[str] = [a for a in algorithms if a != "none" and not a.startswith("HS")]
+        self.accept_typ: Tuple[str, ...] = tuple(accept_typ)
+        self._types: FrozenSet[str] = frozenset(media_type(t) for t in accept_typ)
+        self.allow_untyped = allow_untyped
         self.leeway: float = leeway
         self.timeout = timeout
         self.session = session
@@ -262,6 +296,13 @@ class JWTVerifier:
             raise InvalidToken("the token is not a JWT") from None
         if header.get("alg") not in self.algorithms:
             raise InvalidToken(f"the token's algorithm {header.get('alg')!r} is not accepted")
+        # RFC 9068 §4 and RFC 8725 §3.11 (explicit typing): an access token says it is one, so
+        # another JWT of the same issuer for this audience (an ID, logout or DPoP token) is no key.
+        typ = header.get("typ")
+        if not (typ is None and self.allow_untyped) and (
+                not isinstance(typ, str) or media_type(typ) not in self._types):
+            wanted = " or ".join(self.accept_typ)
+            raise InvalidToken(f"the token is not an access token: its typ is {typ!r}, not {wanted}")
         key = self.keys.key_for(header.get("kid"))
         try:
             claims = jwt.decode(token, key, algorithms=[header["alg"]], audience=self.audience, issuer=self.issuer,
@@ -356,9 +397,9 @@ class IntrospectionVerifier:
                                       f"within {self.timeout:g}s") from None
         except requests.RequestException as exc:
             raise VerifierUnavailable(f"token introspection at {self.endpoint} failed: {exc}") from None
-        if response.status_code in (400, 401, 403):
-            log.error("the introspection endpoint refused minimcp's client %r (HTTP %d): check client_id "
-                      "and client_secret", self.client_id, response.status_code)
+        status = response.status_code
+        if 400 <= status < 500:
+            return self._refused(response)
         try:
             response.raise_for_status()
             body = response.json()
@@ -367,6 +408,36 @@ class IntrospectionVerifier:
         if not isinstance(body, dict):
             raise VerifierUnavailable(f"token introspection at {self.endpoint} answered no JSON object")
         return self._decide(body)
+
+    def _refused(self, response: Any) -> InvalidToken:
+        """What a 4xx from the introspection endpoint means: a refusal of the token, or (raised)
+        :class:`VerifierUnavailable` when it says nothing about the token.
+
+        RFC 7662 §2.2 wants ``active: false`` for any token the caller may not know about, yet
+        servers answer some with an OAuth error instead (oidc-provider: 400
+        ``unsupported_token_type`` for a JWT): a definite no all the same, so the client hears
+        401 ``invalid_token`` (RFC 6750 §3.1), not a 503 that has it retry the same token. But
+        401, 403 or ``invalid_client`` refuse *this server's* credentials (RFC 7662 §2.3, RFC 6749
+        §5.2), and 429 or a body that is no OAuth error (a 404 page: a wrong endpoint URL) say
+        nothing about the token: those stay 503, so that no client throws a good token away.
+        """
+        status = response.status_code
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        error = body.get("error") if isinstance(body, dict) else None
+        if status in (401, 403) or error in ("invalid_client", "unauthorized_client"):
+            log.error("the introspection endpoint refused minimcp's client %r (HTTP %d %s): check client_id "
+                      "and client_secret", self.client_id, status, error or "")
+            raise VerifierUnavailable(f"token introspection at {self.endpoint} refused this server's "
+                                      f"credentials (HTTP {status})")
+        if status == 429 or not isinstance(error, str) or not error:
+            raise VerifierUnavailable(f"token introspection at {self.endpoint} answered HTTP {status}"
+                                      f"{' ' + error if isinstance(error, str) else ''}")
+        description = body.get("error_description") if isinstance(body, dict) else None
+        return InvalidToken(f"the authorization server refused the token: {error}"
+                            + (f" ({description})" if isinstance(description, str) and description else ""))
 
     def _decide(self, body: Dict[str, Any]) -> Any:
         """A principal for an active token's answer, else the :class:`InvalidToken` to raise."""
@@ -390,3 +461,150 @@ class IntrospectionVerifier:
         return Principal(subject, scope_list(body.get("scope")), client_id=body.get("client_id"),
                          issuer=body.get("iss"), audience=audience,
                          expires_at=float(exp) if isinstance(exp, (int, float)) else None, claims=body)
+
+
+# -- DPoP (RFC 9449) ----------------------------------------------------------------------------------
+
+#: The members a public key's RFC 7638 thumbprint is computed over, by key type (RFC 7638 §3.2;
+#: RFC 8037 §2 for OKP).
+THUMBPRINT_MEMBERS: Dict[str, Tuple[str, ...]] = {"EC": ("crv", "kty", "x", "y"), "RSA": ("e", "kty", "n"),
+                                                   "OKP": ("crv", "kty", "x")}
+#: JWK members only a private (or symmetric) key has (RFC 7518 §6.2.2, §6.3.2, §6.4; RFC 8037 §2).
+PRIVATE_MEMBERS = frozenset({"d", "p", "q", "dp", "dq", "qi", "oth", "k"})
+#: The longest DPoP header taken: a proof with an RSA-4096 key is under 3 KB.
+MAX_PROOF = 8192
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def jwk_thumbprint(jwk: Dict[str, Any]) -> str:
+    """The RFC 7638 SHA-256 thumbprint of a public JWK, base64url: what a DPoP-bound token's
+    ``cnf.jkt`` holds (RFC 9449 §6.1). Raises ValueError for a key it cannot identify."""
+    kty = jwk.get("kty")
+    members = THUMBPRINT_MEMBERS.get(kty) if isinstance(kty, str) else None
+    if members is None or not all(isinstance(jwk.get(name), str) for name in members):
+        raise ValueError(f"no thumbprint for a JWK of type {jwk.get('kty')!r} with these members")
+    # RFC 7638 §3.3: the required members only, in lexicographic order, no whitespace.
+    text = json.dumps({name: jwk[name] for name in members}, separators=(",", ":"), sort_keys=True)
+    return _b64url(hashlib.sha256(text.encode("utf-8")).digest())
+
+
+def token_hash(access_token: str) -> str:
+    """A DPoP proof's ``ath`` for ``access_token``: base64url(SHA-256(its ASCII)), RFC 9449 §4.2."""
+    return _b64url(hashlib.sha256(access_token.encode("ascii")).digest())
+
+
+def htu_form(url: str) -> str:
+    """``url`` as a DPoP ``htu`` is compared (RFC 9449 §4.3 check 9): no query or fragment, and
+    normalized as RFC 3986 §6.2.2 and §6.2.3 say (scheme and host in lower case, no default
+    port, an empty path is ``/``). An unparsable URL compares equal to nothing."""
+    try:
+        parts = urlsplit(url.strip())
+        scheme, host, port = parts.scheme.lower(), (parts.hostname or "").lower(), parts.port
+    except ValueError:
+        return "\0" + url
+    if ":" in host:
+        host = f"[{host}]"  # an IPv6 literal
+    if port is not None and (scheme, port) not in (("http", 80), ("https", 443)):
+        host = f"{host}:{port}"
+    return f"{scheme}://{host}{parts.path or '/'}"
+
+
+class DPoPProofs:
+    """Check the DPoP proof that comes with a DPoP-bound access token (RFC 9449 §4.3, §7.1).
+
+    :class:`~minimcp.server.auth.protection.ProtectedResource` makes one (``dpop=``) and asks it
+    about every request sent with ``Authorization: DPoP <token>``. A proof must be a JWT typed
+    ``dpop+jwt``, signed with an asymmetric algorithm of ``algorithms`` by the public key in its
+    own ``jwk`` header; it must name this request's method (``htm``) and URL (``htu``), be dated
+    (``iat``) within ``window`` seconds of now, carry the hash of the access token (``ath``), and
+    its key must be the one the token is bound to (``cnf.jkt``: the key's RFC 7638 thumbprint).
+    Each proof is taken once: its ``jti`` is remembered until its ``iat`` is out of the window, for
+    at most ``cache_size`` proofs at a time (beyond that the oldest are forgotten, and logged).
+
+    Args:
+        algorithms: the ``alg`` values taken (never ``none``, never HMAC: the key is public); also
+            the ``algs`` of the ``WWW-Authenticate: DPoP`` challenge.
+        window: seconds a proof's ``iat`` may be from now, either way (clock skew included).
+        cache_size: proofs remembered at once, against replay.
+    """
+
+    def __init__(self, algorithms: Sequence[str] = ("ES256", "ES384", "PS256", "RS256", "EdDSA"), *,
+                 window: float = 300.0, cache_size: int = 65536) -> None:
+        self.jwt: Any = _import_jwt()  # the PyJWT module
+        self.algorithms: List[str] = [a for a in algorithms if a != "none" and not a.startswith("HS")]
+        self.window = window
+        self.cache_size = cache_size
+        self._seen: Dict[str, float] = {}  # key id + jti -> until when; oldest first
+        self._lock = threading.Lock()
+        self._warned = False
+
+    def __repr__(self) -> str:
+        return f"<DPoPProofs algs={' '.join(self.algorithms)} window={self.window:g}s>"
+
+    def check(self, proof: str, method: str, urls: Sequence[str], access_token: str, jkt: str) -> None:
+        """Accept ``proof`` for one request (``method``, its URL: one of ``urls``) with ``access_token``,
+        bound to the key whose thumbprint is ``jkt``; raise :class:`InvalidDPoPProof`, or
+        :class:`InvalidToken` when the proof is good but made with another key than the token's."""
+        jwt = self.jwt
+        # RFC 9449 §4.3, the checks in its order. 1: one DPoP header (two were joined by a comma).
+        if "," in proof or len(proof) > MAX_PROOF:
+            raise InvalidDPoPProof("send one DPoP proof, a compact JWT")
+        try:  # 2: a well-formed JWT
+            header = jwt.get_unverified_header(proof)
+        except jwt.PyJWTError:
+            raise InvalidDPoPProof("the DPoP proof is not a JWT") from None
+        typ, alg, jwk = header.get("typ"), header.get("alg"), header.get("jwk")
+        if not isinstance(typ, str) or media_type(typ) != "application/dpop+jwt":  # 4
+            raise InvalidDPoPProof(f"the DPoP proof's typ is {typ!r}, not dpop+jwt")
+        if alg not in self.algorithms:  # 5: asymmetric, not none, one we take
+            raise InvalidDPoPProof(f"the DPoP proof's algorithm {alg!r} is not one of {' '.join(self.algorithms)}")
+        if not isinstance(jwk, dict) or jwk.get("kty") not in THUMBPRINT_MEMBERS:
+            raise InvalidDPoPProof("the DPoP proof has no public key (jwk) in its header")
+        if PRIVATE_MEMBERS.intersection(jwk):  # 7: a public key only
+            raise InvalidDPoPProof("the DPoP proof's jwk holds a private key")
+        try:  # 6: the signature, with the header's own key
+            key = jwt.PyJWK(jwk, algorithm=alg)
+            claims = jwt.decode(proof, key.key, algorithms=[alg], leeway=self.window,
+                                options={"require": ["jti", "htm", "htu", "iat"], "verify_aud": False})
+        except jwt.InvalidSignatureError:
+            raise InvalidDPoPProof("the DPoP proof's signature does not verify") from None
+        except Exception as exc:  # a key PyJWT cannot use for alg, a missing claim, an expired proof...
+            raise InvalidDPoPProof(f"the DPoP proof is not valid: {exc}") from None
+        jti, htm, htu, iat = claims["jti"], claims["htm"], claims["htu"], claims["iat"]
+        if not isinstance(jti, str) or not 0 < len(jti) <= 256:  # 3 (the claims it needs)
+            raise InvalidDPoPProof("the DPoP proof's jti is not a string of 1 to 256 characters")
+        if htm != method:  # 8: methods are case-sensitive (RFC 9110 §9.1)
+            raise InvalidDPoPProof(f"the DPoP proof is for {htm!r}, not this {method} request")
+        if not isinstance(htu, str) or htu_form(htu) not in {htu_form(url) for url in urls}:  # 9
+            raise InvalidDPoPProof(f"the DPoP proof is for {htu!r}, not {urls[0]}")
+        now = time.time()
+        if not isinstance(iat, (int, float)) or abs(now - iat) > self.window:  # 11 (§11.1: a short window)
+            raise InvalidDPoPProof(f"the DPoP proof's iat is more than {self.window:g}s from now")
+        if claims.get("ath") != token_hash(access_token):  # 12 (§7.1: the proof names its token)
+            raise InvalidDPoPProof("the DPoP proof's ath is not the hash of this access token")
+        if jwk_thumbprint(jwk) != jkt:  # 12: the token's key; RFC 9449 §7.1 answers it invalid_token
+            raise InvalidToken("Invalid DPoP key binding: the proof is signed with another key than the token's")
+        if not self._first_use(jkt + " " + jti, iat + self.window, now):  # §11.1: no replay
+            raise InvalidDPoPProof("the DPoP proof was used before (its jti is not new)")
+
+    def _first_use(self, key: str, until: float, now: float) -> bool:
+        """Remember ``key`` until ``until``; False when it is remembered already (a replay)."""
+        with self._lock:
+            seen = self._seen
+            if seen.get(key, now) > now:
+                return False
+            seen.pop(key, None)
+            while seen:  # insertion order is near enough expiry order: drop from the oldest end
+                oldest, end = next(iter(seen.items()))
+                if end > now and len(seen) < self.cache_size:
+                    break
+                if end > now and not self._warned:
+                    self._warned = True
+                    log.warning("more than %d DPoP proofs in %gs: the oldest are forgotten before their "
+                                "window ends (raise DPoPProofs(cache_size=...))", self.cache_size, self.window)
+                del seen[oldest]
+            seen[key] = until
+            return True

@@ -190,7 +190,8 @@ class MCPApp:
                 served = self.auth.serve_metadata(path, method, start_response)
                 if served is not None:
                     return served
-            principal = self.check_request(headers)
+            check_host_and_origin(headers, self.allowed_hosts, self.allowed_origins)  # (check_request()'s rules)
+            principal = None if self.auth is None else authenticate(self.auth, headers, environ)
             if path == self.path or self._is_endpoint(path, environ.get("SCRIPT_NAME", "")):
                 handler = {"POST": self._post, "GET": self._get, "DELETE": self._delete}.get(method)
                 if handler is None:
@@ -212,11 +213,12 @@ class MCPApp:
         server.wsgi_app()})`` answers ``/mcp``, as does any prefix, and the app alone too."""
         return path in (self.path, self.path + "/") or (bool(script_name) and path in ("", "/"))
 
-    def check_request(self, headers: Dict[str, str]) -> Any:
+    def check_request(self, headers: Dict[str, str], environ: Optional[_Environ] = None) -> Any:
         """Apply the Host, Origin and auth rules to a request's headers (lower-case names);
-        return the principal. Raises an error with a ``status`` (a WebSocket upgrade uses it)."""
+        return the principal. Raises an error with a ``status`` (a WebSocket upgrade uses it).
+        ``environ``: the request's, for an auth hook that checks a DPoP proof (RFC 9449 §4.3)."""
         check_host_and_origin(headers, self.allowed_hosts, self.allowed_origins)
-        return None if self.auth is None else authenticate(self.auth, headers)
+        return None if self.auth is None else authenticate(self.auth, headers, environ)
 
     # -- POST: one client message ---------------------------------------------------------
 

@@ -10,8 +10,10 @@ headers into a principal, or refuses with 401 and ``WWW-Authenticate``.
 import secrets
 from typing import Any, Callable, Dict, Iterable, Optional
 from urllib.parse import urlsplit
+from wsgiref.util import request_uri
 
 from ...errors import Unauthorized
+from ..auth.protection import ProtectedResource
 from .replies import HTTPError
 
 __all__ = ["LOCAL_HOSTS", "Unauthorized", "authenticate", "bearer_token_auth", "check_host_and_origin",
@@ -67,14 +69,27 @@ def check_host_and_origin(headers: Dict[str, str], allowed_hosts: Iterable[str],
             raise HTTPError(403, f"Forbidden: origin {origin!r} is not allowed; add it to allowed_origins")
 
 
-def authenticate(auth: Optional[Callable[[Dict[str, str]], Any]], headers: Dict[str, str]) -> Any:
-    """The principal the ``auth`` hook finds in ``headers`` (None without a hook); 401 if none."""
+def authenticate(auth: Optional[Callable[[Dict[str, str]], Any]], headers: Dict[str, str],
+                 environ: Optional[Dict[str, Any]] = None) -> Any:
+    """The principal the ``auth`` hook finds in ``headers`` (None without a hook); 401 if none.
+
+    ``environ``: the request's WSGI environ, when there is one. A
+    :class:`~minimcp.server.auth.protection.ProtectedResource` is then given the request's method
+    and URL for a request that carries a DPoP proof, which must name both (RFC 9449 §4.3).
+    """
     if auth is None:
         return None
     try:
-        principal = auth(headers)
+        if environ is not None and "dpop" in headers and isinstance(auth, ProtectedResource):
+            principal = auth(headers, environ.get("REQUEST_METHOD", "GET"),
+                             request_uri(environ, include_query=False))
+        else:
+            principal = auth(headers)
     except Unauthorized as exc:
-        raise HTTPError(401, f"Unauthorized: {exc}", headers=[("WWW-Authenticate", exc.www_authenticate)]) from None
+        # One header line per challenge (ProtectedResource sends Bearer and DPoP ones).
+        challenges = getattr(exc, "challenges", None) or [exc.www_authenticate]
+        raise HTTPError(401, f"Unauthorized: {exc}",
+                        headers=[("WWW-Authenticate", challenge) for challenge in challenges]) from None
     if principal is None:
         raise HTTPError(401, "Unauthorized: credentials are required", headers=[("WWW-Authenticate", "Bearer")])
     return principal
