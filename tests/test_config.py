@@ -280,3 +280,41 @@ def test_connect_by_name_from_the_project_file(project):
 def test_connect_to_an_unknown_name_starts_nothing(project):
     with pytest.raises(ServerNotFound):
         minimcp.connect("no-such-server")
+
+
+# -- one bad entry does not block its neighbours (issue 29) ---------------------------------------
+
+
+def test_a_bad_entry_is_reported_when_it_is_used_not_when_a_neighbour_is(project, home):
+    """A file with a good entry and one with neither command nor url: the good one is found by
+    name, from the explicit file and from the search; the bad one fails only when asked for."""
+    servers = {"mcpServers": {"broken": {"env": {"A": "1"}}, "good": {"command": PY, "args": [WEATHER]}}}
+    path = write(project / "hosts.json", servers)
+    write(project / ".mcp.json", servers)
+    write(home / ".claude.json", {"mcpServers": {"later": {"command": "l"}}})
+    assert find_server("good", config=path)["command"] == [PY, WEATHER]
+    assert find_server("good")["command"] == [PY, WEATHER]
+    assert find_server("later")["command"] == ["l"]  # a later file: the bad entry on the way is no wall
+    for where in (path, None):
+        with pytest.raises(ConfigError, match=r"server 'broken' in .* needs a \"command\""):
+            find_server("broken", config=where)
+    with pytest.raises(ServerNotFound, match=r"hosts\.json \(servers: broken, good\)"):
+        find_server("missing", config=path)
+
+
+def test_listing_a_file_with_a_bad_entry(project):
+    """Listing names the bad entry: load_config() raises for it, as before; with strict=False it
+    lists it as {"error": ...} beside the good ones."""
+    path = write(project / "c.json", {"mcpServers": {"good": {"command": "x"}, "broken": {"url": ""}}})
+    with pytest.raises(ConfigError, match="server 'broken'"):
+        load_config(path)
+    servers = load_config(path, strict=False)
+    assert servers["good"] == {"command": ["x"], "env": {}, "cwd": None}
+    assert list(servers["broken"]) == ["error"] and "server 'broken'" in servers["broken"]["error"]
+
+
+def test_connect_by_name_beside_a_bad_entry(project):
+    path = write(project / "claude_desktop_config.json", {"mcpServers": {
+        "broken": {"args": ["no command"]}, "weather": {"command": PY, "args": [WEATHER]}}})
+    with minimcp.connect("weather", config=path) as client:
+        assert client.call_tool("get_weather", {"city": "London"}).text == "London: 14°C, rain"

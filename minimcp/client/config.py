@@ -221,16 +221,19 @@ def parse_entry(raw: Any, name: str = "", source: str = "") -> Dict[str, Any]:
     return entry
 
 
-def load_config(path: PathLike) -> Dict[str, Dict[str, Any]]:
+def load_config(path: PathLike, *, strict: bool = True) -> Dict[str, Dict[str, Any]]:
     """Read one host config file and return its servers.
 
     Example::
 
-        for name, entry in load_config("~/.cursor/mcp.json").items():
-            print(name, entry.get("command") or entry["url"])
+        for name, entry in load_config("~/.cursor/mcp.json", strict=False).items():
+            print(name, entry.get("error") or entry.get("command") or entry["url"])
 
     Args:
         path: the file, in any of the formats above.
+        strict: raise for a malformed entry (the default); with False, a malformed
+            entry is listed as ``{"error": message}`` under its name, so one bad
+            entry does not hide the good ones of the same file.
 
     Returns:
         ``{name: entry}``, in the file's order, each entry as :func:`parse_entry`
@@ -238,11 +241,20 @@ def load_config(path: PathLike) -> Dict[str, Dict[str, Any]]:
         fails for a variable that is not set.
 
     Raises:
-        ConfigError: the file is missing, not JSON, or has a malformed entry.
+        ConfigError: the file is missing, not JSON, not an object of servers, or
+            (``strict``) has a malformed entry.
     """
     path = os.path.abspath(os.path.expanduser(os.fspath(path)))
     raw = _servers_section(_read_json(path), path)
-    return {name: parse_entry(entry, name, path) for name, entry in raw.items()}
+    servers: Dict[str, Dict[str, Any]] = {}
+    for name, entry in raw.items():
+        try:
+            servers[name] = parse_entry(entry, name, path)
+        except ConfigError as exc:
+            if strict:
+                raise
+            servers[name] = {"error": str(exc)}
+    return servers
 
 
 # -- expanding variables -----------------------------------------------------------------
@@ -362,8 +374,10 @@ def find_server(name: str, config: Optional[PathLike] = None) -> Dict[str, Any]:
         ServerNotFound: no file names the server; the message lists every
             file tried and the servers each has.
         ConfigError: the given ``config`` file does not exist, a file read is
-            not valid JSON (the message names file and line), or a variable
-            of the entry cannot be expanded.
+            not valid JSON (the message names file and line), the entry is
+            malformed, or a variable of the entry cannot be expanded. Only the
+            entry asked for is checked: a malformed neighbour in the same file
+            (say, one with neither ``command`` nor ``url``) is no obstacle.
     """
     explicit = config is not None
     paths = [os.fspath(config)] if config is not None else config_paths()
@@ -373,9 +387,11 @@ def find_server(name: str, config: Optional[PathLike] = None) -> Dict[str, Any]:
         if not explicit and not os.path.isfile(path):
             tried.append(f"{path} (no such file)")
             continue
-        servers = load_config(path)
+        # The raw section, not load_config(): each entry is parsed when it is the one asked
+        # for, so one bad entry of a file does not make its good neighbours unusable by name.
+        servers = _servers_section(_read_json(path), path)
         if name in servers:
-            return _expand_entry(servers[name], name, path)
+            return _expand_entry(parse_entry(servers[name], name, path), name, path)
         tried.append(f"{path} (servers: {', '.join(servers) or 'none'})")
     hint = "" if explicit else "\n(pass config= to name another file)"
     raise ServerNotFound(f"no MCP server named {name!r}; looked in:\n  " + "\n  ".join(tried) + hint)

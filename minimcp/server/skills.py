@@ -15,20 +15,33 @@ declares the extension in ``server/discover`` and answers ``skills/list``,
 ``{uri, digest, size}``) and ``resources/directory/read`` (a directory's
 direct children). The files are read once, at publishing: the digests are
 of the bytes served.
+
+Nothing outside ``folder`` is served. Every file is resolved (``os.path.realpath``) and
+kept only if its real path lies inside the folder's own real path: a symbolic link that
+points out of it (``leak.md -> ../../outside/secret``, an absolute link, a chain of links
+that ends outside) is left out, with a warning, as a link to a folder always was
+(``os.walk`` does not follow those). A link that stays inside the folder is served: it
+shows nothing the folder does not publish already. The check is made where the file is
+read, and the resolved path is what is opened, so the bytes checked are the bytes served;
+after that nothing is read again (a link changed later changes nothing served).
 """
 
 from __future__ import annotations
 
+import errno
 import mimetypes
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import RPCError
+from ..logs import get_logger
 from ..protocol.jsonrpc import INVALID_PARAMS
 from ..protocol.skills import DIRECTORY_MIME, EXTENSION, NAME_RULE, digest, frontmatter
 
 #: The most files and bytes per skill the extension says a server should serve.
 MAX_FILES, MAX_BYTES = 512, 16 * 1024 * 1024
+
+log = get_logger(__name__)
 
 
 class SkillSet:
@@ -72,20 +85,56 @@ def publish_skills(server: Any, folder: str, *, scheme: str = "skill", directory
     Raises:
         ValueError: a ``SKILL.md`` without frontmatter, a name that does not match
             its folder or breaks the naming rules, or a skill past 512 files or 16 MiB.
+
+    Only what lies inside ``folder`` is served: a file that is a symbolic link resolving
+    outside it is left out with a warning (a skill whose ``SKILL.md`` is such a link, all of
+    it), and linked folders are not walked. Links that stay inside are served.
     """
     skills: SkillSet = server.__dict__.get("skills") or server.__dict__.setdefault("skills", SkillSet(directory_read))
-    for root, dirs, files in os.walk(folder):
+    published = os.path.realpath(folder)
+    for root, dirs, files in os.walk(folder):  # (followlinks=False: a linked folder is never entered)
         dirs.sort()
         if "SKILL.md" in files:
-            _publish_one(server, skills, folder, root, scheme, ttl_ms)
+            _publish_one(server, skills, folder, published, root, scheme, ttl_ms)
     return skills
 
 
-def _publish_one(server: Any, skills: SkillSet, folder: str, root: str, scheme: str, ttl_ms: Optional[int]) -> None:
+def _read_inside(path: str, published: str) -> Optional[bytes]:
+    """The bytes of ``path`` if its real path lies inside ``published`` (a real path), else None.
+
+    A cloned skills repository may hold ``leak.md -> ~/.ssh/id_rsa``: whatever the links on
+    the way (relative, absolute, chained), only where they end counts. The resolved path is
+    what is opened, with ``O_NOFOLLOW`` where the OS has it, so a link swapped in between the
+    check and the open fails (ELOOP) instead of being followed.
+    """
+    real = os.path.realpath(path)
+    try:
+        inside = os.path.commonpath([real, published]) == published
+    except ValueError:  # another drive (Windows): not inside
+        inside = False
+    if not inside:
+        log.warning("skills: not serving %s: it links to %s, outside the published folder %s",
+                    path, real, published)
+        return None
+    try:
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        log.warning("skills: not serving %s: it became a link while being published", path)
+        return None
+    with open(fd, "rb") as file:
+        return file.read()
+
+
+def _publish_one(server: Any, skills: SkillSet, folder: str, published: str, root: str, scheme: str,
+                 ttl_ms: Optional[int]) -> None:
     skill_path = os.path.relpath(root, folder).replace(os.sep, "/")
     base = f"{scheme}://{skill_path}"
-    with open(os.path.join(root, "SKILL.md"), "rb") as file:
-        front = frontmatter(file.read().decode("utf-8"))
+    text = _read_inside(os.path.join(root, "SKILL.md"), published)
+    if text is None:  # its SKILL.md links outside: no skill
+        return
+    front = frontmatter(text.decode("utf-8"))
     name = skill_path.rsplit("/", 1)[-1]
     if front.get("name") != name or not NAME_RULE.match(name) or not isinstance(front.get("description"), str):
         raise ValueError(f"{root}/SKILL.md: its frontmatter needs name: {name} (the folder's name: lowercase "
@@ -95,8 +144,9 @@ def _publish_one(server: Any, skills: SkillSet, folder: str, root: str, scheme: 
         dirs.sort()
         for filename in sorted(files):
             path = os.path.join(here, filename)
-            with open(path, "rb") as file:
-                data = file.read()
+            data = _read_inside(path, published)
+            if data is None:
+                continue
             uri = base + "/" + os.path.relpath(path, root).replace(os.sep, "/")
             manifest.append({"uri": uri, "digest": digest(data), "size": len(data)})
             _serve_file(server, uri, data, front if uri == base + "/SKILL.md" else None, ttl_ms)
