@@ -21,12 +21,14 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing 
 if TYPE_CHECKING:  # annotations only
     import io
     from logging import Logger
-    from typing import Callable, Dict, List, Optional, Sequence, Tuple
+    from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+    from ..engine.transport import Failed
 
 from ..errors import ConnectionClosed
 from ..logs import get_logger
 from ..protocol import jsonrpc
-from .stdio import StdioTransport
+from .stdio import CLIENT_MAX_MESSAGE, HEAD, StdioTransport, message_limit, too_long
 
 log: Logger = get_logger(__name__)
 
@@ -51,19 +53,25 @@ class SubprocessTransport(StdioTransport):
             (pass ``on_stderr=logging.getLogger("server").info`` to log them).
         shutdown_timeout: seconds to wait at each step of the shutdown:
             close stdin, then SIGTERM, then SIGKILL (spec basic/lifecycle "Shutdown").
+        max_message: the longest line read from the server, in bytes. A longer one is dropped
+            as it comes (never held whole) and fails the call it answers, saying the limit.
+            Default: ``MINIMCP_MAX_MESSAGE`` from the environment, else
+            :data:`~minimcp.transports.stdio.CLIENT_MAX_MESSAGE` (64 MiB).
 
     Raises:
         FileNotFoundError: the command does not exist (said at once, not as a hang).
+        ValueError: ``MINIMCP_MAX_MESSAGE`` is set, and not to a number of bytes.
     """
 
     def __init__(self, command: Sequence[str], *, env: Optional[Dict[str, str]] = None,
                  cwd: Optional[str] = None, on_stderr: Optional[Callable[[str], None]] = None,
-                 shutdown_timeout: float = 2.0) -> None:
+                 shutdown_timeout: float = 2.0, max_message: Optional[int] = None) -> None:
         import select  # late, both: only a client starts servers; a server's start-up skips them
         import subprocess
 
         if isinstance(command, str) or not command:
             raise TypeError("command must be a non-empty list of strings, e.g. ['python', 'server.py']")
+        max_message = max_message or message_limit(CLIENT_MAX_MESSAGE)  # (before starting anything)
         self.command: List[str] = [str(part) for part in command]
         full_env = None
         if env:
@@ -80,7 +88,8 @@ class SubprocessTransport(StdioTransport):
             raise FileNotFoundError(
                 f"cannot start the MCP server: {self.command[0]!r} was not found{where} "
                 f"(is it installed and on PATH?)") from exc
-        super().__init__(self.process.stdout, self.process.stdin, skip_non_json=True)  # type: ignore[arg-type]
+        super().__init__(self.process.stdout, self.process.stdin, skip_non_json=True,  # type: ignore[arg-type]
+                         max_message=max_message)
         self.shutdown_timeout = shutdown_timeout
         self._on_stderr = on_stderr
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
@@ -95,6 +104,7 @@ class SubprocessTransport(StdioTransport):
         self._stdout: io.FileIO = self.process.stdout.raw  # type: ignore[union-attr]
         self._buffer = bytearray()
         self._scanned = 0  # how much of the buffer holds no newline (a long line is searched once)
+        self._dropping = False  # a line over max_message goes by: its head is in the buffer, the rest dropped
         self._poll: Optional[Callable[[float], List[Tuple[int, int]]]] = None
         if hasattr(select, "poll"):  # (not on Windows, where pipes cannot be polled)
             poller = select.poll()
@@ -117,14 +127,16 @@ class SubprocessTransport(StdioTransport):
                 log.exception("on_stderr callback failed")
         self.process.stderr.close()  # type: ignore[union-attr]
 
-    def read(self) -> Optional[jsonrpc.Parsed]:
+    def read(self) -> Optional[Union[jsonrpc.Parsed, Failed]]:
         """Return the next message, or ``None`` once the server's stdout closes."""
         return self.read_within(None)
 
-    def read_within(self, timeout: Optional[float]) -> Optional[jsonrpc.Parsed]:
+    def read_within(self, timeout: Optional[float]) -> Optional[Union[jsonrpc.Parsed, Failed]]:
         """Return the next message if a whole one comes within ``timeout`` seconds (``None``: as
         long as it takes); ``None`` once the server's stdout closes (then a read with no timeout
-        waits for the exit, to say how it ended).
+        waits for the exit, to say how it ended). A line over ``max_message`` is dropped as it
+        comes and read as what :func:`~minimcp.transports.stdio.too_long` makes of it (an
+        answer's: a :class:`~minimcp.engine.transport.Failed` for the call that waits for it).
 
         Raises:
             TimeoutError: no whole message came in time (what came of one stays buffered).
@@ -140,6 +152,10 @@ class SubprocessTransport(StdioTransport):
                 del buffer[:end + 1]  # (cheap: a bytearray drops its head without copying the rest)
             else:  # read what the pipe has, waiting at most until the deadline
                 self._scanned = len(buffer)
+                if self._scanned > self.max_message:  # a line over the limit: keep its head, drop the rest
+                    self._dropping = True
+                    del buffer[HEAD:]
+                    self._scanned = len(buffer)
                 if timeout is not None and not self._stdout.closed:  # (closed: its fd may be reused)
                     wait = timeout if deadline is None else max(0.0, deadline - monotonic())
                     if deadline is None:
@@ -151,6 +167,8 @@ class SubprocessTransport(StdioTransport):
                 except (OSError, ValueError):  # the stream was closed under us
                     chunk = b""
                 if not chunk:  # the end
+                    if self._dropping:  # (the end of a line over the limit too)
+                        return self._dropped(len(buffer))
                     if buffer:  # a last line without its newline is still a line
                         line, self._scanned = bytes(buffer), 0
                         buffer.clear()
@@ -161,11 +179,26 @@ class SubprocessTransport(StdioTransport):
                 elif not buffer and chunk.find(b"\n") == len(chunk) - 1:
                     line = chunk  # the usual read: one whole line (no copy into the buffer and out)
                 else:
+                    if self._dropping:  # (the head in the buffer keeps the usual read above from here)
+                        end = chunk.find(b"\n")
+                        if end < 0:
+                            continue
+                        head_size = len(buffer)
+                        buffer += chunk[end + 1:]  # the next line's start stays
+                        return self._dropped(head_size)
                     buffer += chunk
                     continue
             message = jsonrpc.parse(line)
             if type(message) is not jsonrpc.Malformed or not self._skips(line, message):
                 return message
+
+    def _dropped(self, head_size: int) -> Union[jsonrpc.Malformed, Failed]:
+        # The line over the limit has gone by: take its head out of the buffer, and say what it was.
+        head = bytes(self._buffer[:head_size])
+        del self._buffer[:head_size]
+        self._dropping, self._scanned = False, 0
+        log.warning("dropped a message of the server over %d bytes (the limit)", self.max_message)
+        return too_long(head, self.max_message, "client")
 
     def _pipe_broke(self) -> None:
         # The server exited before reading what we wrote (often before the handshake): say

@@ -13,6 +13,13 @@ nothing but messages on the server's stdout. A server therefore keeps a
 private duplicate of file descriptor 1 for the wire and points fd 1 and
 ``sys.stdout`` at stderr, so a stray ``print()`` (or a C library writing to
 fd 1) cannot corrupt the protocol.
+
+A message has a size limit, as an HTTP body has (the spec sets none; a line without end
+would otherwise be held whole in memory): :data:`SERVER_MAX_MESSAGE` for what a server
+reads, :data:`CLIENT_MAX_MESSAGE` for what a client reads of its server's answers, or the
+bytes given by the environment variable ``MINIMCP_MAX_MESSAGE`` (both sides). A longer line
+is read and dropped a chunk at a time, never whole, answered with an error that says the
+limit and how to raise it, and reading goes on with the next line.
 """
 
 from __future__ import annotations
@@ -24,14 +31,88 @@ import threading
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
     from logging import Logger
-    from typing import IO, Callable, Optional
+    from typing import IO, Callable, Optional, Union
 
-from ..engine.transport import Transport
+from ..engine.transport import Failed, Transport
 from ..errors import ConnectionClosed
 from ..logs import get_logger
 from ..protocol import jsonrpc
 
 log: Logger = get_logger(__name__)
+
+#: The largest message (bytes, its newline aside) a server reads: the figure of the HTTP
+#: server's body cap (``max_body``), so a request too big for one transport is too big for
+#: all. (Its own constant: a transport never imports :mod:`minimcp.server`.)
+SERVER_MAX_MESSAGE = 4 * 1024 * 1024
+#: The largest message a client reads from its server. Answers may be bigger than requests
+#: (a tool's long result; a skill file of up to 16 MiB, served base64 as a blob).
+CLIENT_MAX_MESSAGE = 64 * 1024 * 1024
+#: The environment variable that sets the limit in bytes, over either default.
+MAX_MESSAGE_VARIABLE = "MINIMCP_MAX_MESSAGE"
+#: Bytes read at a time while dropping the rest of a line over the limit.
+DROP_CHUNK = 65536
+
+
+def message_limit(default: int) -> int:
+    """The message size limit in bytes: ``MINIMCP_MAX_MESSAGE`` if set, else ``default``.
+
+    Raises:
+        ValueError: the variable is set to something other than a positive number of bytes.
+    """
+    text = os.environ.get(MAX_MESSAGE_VARIABLE, "").strip()
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ValueError(f"{MAX_MESSAGE_VARIABLE} should be a number of bytes, such as 16777216, not {text!r}")
+    return value
+
+
+#: A message's head as SDKs write it: "jsonrpc" (maybe), "id" (group 1: a number or a string),
+#: "jsonrpc" (maybe), then what it is (group 2). Only top-level keys in that order count, so a
+#: nested "id" is never taken for the message's.
+_HEAD = (rb'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?[0-9]+|"(?:[^"\\]|\\.)*")\s*,'
+         rb'\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"(method|result|error)"')
+#: How much of a long line's start is kept for :func:`too_long` to look at.
+HEAD = 256
+
+
+def too_long(head: bytes, limit: int, who: str) -> Union[jsonrpc.Malformed, Failed]:
+    """What a reader hands on for a message over ``limit`` bytes, which began with ``head``.
+
+    The message itself is not parsed (nor even kept), but its first bytes usually say what it
+    was, for every SDK writes ``{"jsonrpc": "2.0", "id": ..`` and then ``"method"``, or
+    ``"result"`` / ``"error"``. So a request gets a -32600 Invalid Request error with its own
+    id (the peer's call fails at once, as a 413 fails an HTTP POST, not at its timeout); an
+    answer fails the call of ours that waits for it (a :class:`Failed`); anything else gets
+    the -32600 error with id null (JSON-RPC 2.0 "Response object": the id could not be read).
+    ``who``: "server" or "client", the side that reads, for the message.
+    """
+    import json  # late, both: only a message over the limit needs them (jsonrpc loaded them already)
+    import re
+
+    size = f"{limit} bytes ({limit / 1048576:g} MiB)"
+    how = f"raise the limit: {MAX_MESSAGE_VARIABLE}=<bytes> in the {who}'s environment"
+    found = re.match(_HEAD, head)
+    request_id: Optional[jsonrpc.RequestId] = None
+    kind = b""
+    if found is not None:
+        try:
+            request_id, kind = json.loads(found.group(1)), found.group(2)
+        except ValueError:  # a string id with an escape JSON has not: no id then
+            pass
+    if request_id is not None and kind != b"method":  # an answer to one of our requests: that call fails
+        from ..errors import ProtocolError
+
+        return Failed(request_id, ProtocolError(
+            f"the answer to request {request_id!r} is over this {who}'s limit of {size} for one "
+            f"message, so it was dropped; {how}"))
+    return jsonrpc.Malformed(jsonrpc.INVALID_REQUEST, f"Invalid Request: a message over this {who}'s limit of "
+                             f"{size}, dropped unread; send less, or {how}", request_id)
+
 
 class StdioTransport(Transport):
     """JSON-RPC messages, one per line, over a binary reader and writer.
@@ -42,15 +123,25 @@ class StdioTransport(Transport):
         message = transport.read()
 
     Args:
-        reader: where messages come from (read with ``readline()``; no line
-            length cap, so a 20 MB message is fine).
+        reader: where messages come from (read with ``readline()``, bounded by ``max_message``).
         writer: where messages go (each line is written and flushed under a lock).
         skip_non_json: skip lines that are not JSON, warning once, instead of
             handing them on as parse errors. A client sets it, because some
             servers print a banner to stdout before they start speaking MCP.
+        max_message: the longest line read, in bytes (its newline aside); a longer one is
+            dropped as it is read and answered with a -32600 error that says the limit.
+            Default: ``MINIMCP_MAX_MESSAGE`` from the environment, else
+            :data:`SERVER_MAX_MESSAGE` (4 MiB, as the HTTP server's body cap).
+
+    Raises:
+        ValueError: ``MINIMCP_MAX_MESSAGE`` is set, and not to a number of bytes.
     """
 
-    def __init__(self, reader: IO[bytes], writer: IO[bytes], *, skip_non_json: bool = False) -> None:
+    def __init__(self, reader: IO[bytes], writer: IO[bytes], *, skip_non_json: bool = False,
+                 max_message: Optional[int] = None) -> None:
+        #: The longest message read, in bytes.
+        self.max_message: int = max_message or message_limit(SERVER_MAX_MESSAGE)
+        self._limit = self.max_message + 1  # what one readline() may return: a whole line, its newline too
         self._reader = reader
         self._writer = writer
         self._skip_non_json = skip_non_json
@@ -62,18 +153,23 @@ class StdioTransport(Transport):
         self._input_fd: Optional[int] = None  # this process's stdin, for end_input()
 
     @classmethod
-    def for_current_process(cls) -> StdioTransport:
+    def for_current_process(cls, max_message: Optional[int] = None) -> StdioTransport:
         """Take over this process's stdin/stdout for the wire.
 
         The wire gets a private duplicate of fd 1; fd 1 itself and
         ``sys.stdout`` are pointed at stderr until ``close()`` restores them.
+        ``max_message``: as the constructor's (default: ``MINIMCP_MAX_MESSAGE``, else 4 MiB).
+
+        Raises:
+            ValueError: ``MINIMCP_MAX_MESSAGE`` is set, and not to a number of bytes.
         """
+        max_message = max_message or message_limit(SERVER_MAX_MESSAGE)  # (first: a bad value changes nothing)
         sys.stdout.flush()
         wire_fd = os.dup(1)
         os.dup2(2, 1)
         saved_stdout = sys.stdout
         sys.stdout = sys.stderr
-        transport = cls(sys.stdin.buffer, open(wire_fd, "wb"))
+        transport = cls(sys.stdin.buffer, open(wire_fd, "wb"), max_message=max_message)
 
         def restore() -> None:
             os.dup2(wire_fd, 1)
@@ -99,18 +195,39 @@ class StdioTransport(Transport):
         finally:
             os.close(null)
 
-    def read(self) -> Optional[jsonrpc.Parsed]:
-        """Return the next message, or ``None`` at end of stream."""
+    def read(self) -> Optional[Union[jsonrpc.Parsed, Failed]]:
+        """Return the next message, or ``None`` at end of stream; for a line over
+        ``max_message``, what :func:`too_long` makes of it (reading goes on after it)."""
+        limit = self._limit
         while True:
             try:
-                line = self._reader.readline()
+                line = self._reader.readline(limit)  # bounded: a line without end is not held whole
             except (OSError, ValueError):  # the stream was closed under us
                 return None
             if not line:
                 return None
+            if len(line) == limit and line[-1] != 10:  # (10: b"\n") the line goes on past the limit
+                return self._drop_line(line)
             message = jsonrpc.parse(line)
             if type(message) is not jsonrpc.Malformed or not self._skips(line, message):
                 return message
+
+    def _drop_line(self, start: bytes) -> Union[jsonrpc.Malformed, Failed]:
+        # Read the rest of a line over the limit a chunk at a time, keeping none of it, so memory
+        # holds one limit's worth at most (not the 200 MB a line without end can be).
+        log.warning("dropping a message over %d bytes (the limit; %s raises it)", self.max_message,
+                    MAX_MESSAGE_VARIABLE)
+        head = start[:HEAD]
+        readline = self._reader.readline
+        while True:
+            try:
+                chunk = readline(DROP_CHUNK)
+            except (OSError, ValueError):  # closed under us: the next read says so
+                break
+            if not chunk or chunk[-1] == 10:
+                break
+        who = "client" if self._skip_non_json else "server"  # (only a client's transport skips non-JSON)
+        return too_long(head, self.max_message, who)
 
     def _skips(self, line: bytes, malformed: jsonrpc.Malformed) -> bool:
         # Is this line one to skip: blank, or non-JSON a client skips? (Asked only of a line

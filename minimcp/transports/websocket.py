@@ -9,6 +9,11 @@ It is what the TypeScript SDK and the older Python SDK ship: subprotocol
 - :class:`WebSocketServerTransport`: the server end of one connection,
   over a socket the built-in HTTP server upgraded (RFC 6455 framing is
   done here, with the standard library).
+
+Both ends cap a message's size, as stdio does (:mod:`minimcp.transports.stdio`: 4 MiB for what
+a server reads, 64 MiB for what a client reads, or ``MINIMCP_MAX_MESSAGE``). A frame is
+checked by the length in its header, before its payload is read, and the connection is
+closed with status 1009 "message too big" (RFC 6455 §7.4.1).
 """
 
 import base64
@@ -22,6 +27,7 @@ from ..engine.transport import Transport
 from ..errors import ConnectionClosed
 from ..logs import get_logger
 from ..protocol import jsonrpc
+from .stdio import CLIENT_MAX_MESSAGE, MAX_MESSAGE_VARIABLE, SERVER_MAX_MESSAGE, message_limit
 
 if TYPE_CHECKING:
     from logging import Logger
@@ -31,18 +37,68 @@ log: "Logger" = get_logger(__name__)
 #: RFC 6455 §1.3: the GUID that turns Sec-WebSocket-Key into Sec-WebSocket-Accept.
 _GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 _TEXT, _BINARY, _CLOSE, _PING, _PONG, _CONTINUATION = 0x1, 0x2, 0x8, 0x9, 0xA, 0x0
+#: RFC 6455 §7.4.1: the close status of an endpoint given a message too big for it.
+TOO_BIG = 1009
+#: The most a server reads (and drops) of a frame over its limit before closing, so the close
+#: frame reaches a client still sending rather than a reset: the HTTP server lingers as long.
+DRAIN_MAX = 64 * 1024 * 1024
+
+
+class _TooBig(Exception):
+    """Raised from within websocket-client's frame reading: the message is over the limit."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.size = size
+
+
+def _bounded_frames(frames: Any, limit: int) -> Any:
+    """A websocket-client ``frame_buffer`` like ``frames`` that raises :class:`_TooBig` as soon
+    as a frame's header says its message (its fragments so far, this one too) is over ``limit``
+    bytes: before the payload is read, so a server cannot make us hold more than that."""
+    import websocket
+
+    class BoundedFrames(websocket.frame_buffer):
+        message = 0  # the bytes of the data message being read, over its fragments
+
+        def recv_length(self) -> None:
+            super().recv_length()
+            opcode = self.header[4] if self.header else None  # (fin, rsv1, rsv2, rsv3, opcode, mask, length bits)
+            if opcode == _TEXT or opcode == _BINARY:
+                self.message = self.length or 0
+            elif opcode == _CONTINUATION:
+                self.message += self.length or 0
+            else:  # a control frame: at most 125 bytes (RFC 6455 §5.5)
+                return
+            if self.message > limit:
+                raise _TooBig(self.message)
+
+    return BoundedFrames(frames.recv, frames.skip_utf8_validation)
 
 
 class WebSocketTransport(Transport):
     """The client end: ``minimcp.connect("ws://127.0.0.1:8000/ws")`` makes one.
 
+    Args:
+        url: the ``ws://`` or ``wss://`` URL.
+        headers: sent with the upgrade request.
+        timeout: seconds to connect.
+        max_message: the largest message read, in bytes; over it, the connection is closed
+            (1009) and the calls waiting fail, saying the limit. Default:
+            ``MINIMCP_MAX_MESSAGE`` from the environment, else 64 MiB (as stdio's client).
+
     Raises:
         ConnectionClosed: the server cannot be reached or refused the upgrade.
+        ValueError: ``MINIMCP_MAX_MESSAGE`` is set, and not to a number of bytes.
     """
 
-    def __init__(self, url: str, *, headers: Optional[Dict[str, str]] = None, timeout: float = 60.0) -> None:
+    def __init__(self, url: str, *, headers: Optional[Dict[str, str]] = None, timeout: float = 60.0,
+                 max_message: Optional[int] = None) -> None:
         import websocket  # the websocket-client package
 
+        #: The largest message read, in bytes.
+        self.max_message: int = max_message or message_limit(CLIENT_MAX_MESSAGE)
+        self._refused: Optional[ConnectionClosed] = None  # why we closed: a message over the limit
         self.url = url
         self._errors = (websocket.WebSocketException, OSError)
         try:
@@ -51,6 +107,9 @@ class WebSocketTransport(Transport):
         except self._errors as exc:
             raise ConnectionClosed(f"cannot open a WebSocket to {url}: {exc}") from exc
         self.ws.settimeout(None)  # the reader blocks until a frame comes; close() wakes it
+        # websocket-client has no size limit of its own: its frame reader is swapped (it holds
+        # nothing between frames yet) for one that checks each frame's length first.
+        self.ws.frame_buffer = _bounded_frames(self.ws.frame_buffer, self.max_message)
         self._write_lock = threading.Lock()
         self._closed = False
 
@@ -61,11 +120,27 @@ class WebSocketTransport(Transport):
         """The next message (one text frame); ``None`` once the connection closed."""
         try:
             data = self.ws.recv()
+        except _TooBig as exc:
+            self._refused = ConnectionClosed(
+                f"closed the WebSocket to {self.url} (1009, message too big): the server sent a message of "
+                f"{exc.size} bytes, over this client's limit of {self.max_message}; raise it with "
+                f"{MAX_MESSAGE_VARIABLE}=<bytes> in the client's environment (or WebSocketTransport's max_message=)")
+            log.warning("%s", self._refused)
+            with self._write_lock:
+                try:
+                    self.ws.send_close(TOO_BIG, b"message too big")
+                except self._errors:
+                    pass
+            return None
         except self._errors:
             return None
         if not data:  # a close frame
             return None
         return jsonrpc.parse(data)
+
+    def closed_error(self) -> ConnectionClosed:
+        """Why the connection ended: a message over ``max_message``, or the server closed it."""
+        return self._refused or super().closed_error()
 
     def write(self, message: Any, related_to: Any = None) -> None:
         """Send one message as one text frame."""
@@ -116,13 +191,18 @@ class WebSocketServerTransport(Transport):
     Args:
         rfile, wfile: the connection's buffered reader and writer.
         max_message: the largest message accepted; a bigger one closes the
-            connection with status 1009 (message too big).
+            connection with status 1009 (message too big), and the server serves on.
+            Default: ``MINIMCP_MAX_MESSAGE`` from the environment, else 4 MiB, the HTTP
+            server's body cap (:data:`~minimcp.transports.stdio.SERVER_MAX_MESSAGE`).
+
+    Raises:
+        ValueError: ``MINIMCP_MAX_MESSAGE`` is set, and not to a number of bytes.
     """
 
-    def __init__(self, rfile: Any, wfile: Any, max_message: int = 16 * 1024 * 1024) -> None:
+    def __init__(self, rfile: Any, wfile: Any, max_message: Optional[int] = None) -> None:
         self.rfile = rfile
         self.wfile = wfile
-        self.max_message = max_message
+        self.max_message: int = max_message or message_limit(SERVER_MAX_MESSAGE)
         self._write_lock = threading.Lock()
         self._closed = False
 
@@ -153,7 +233,7 @@ class WebSocketServerTransport(Transport):
     def _discard(self, size: int) -> None:
         # Read (and drop) an oversized frame, within reason, so the close frame
         # that follows reaches a client still busy sending instead of a reset.
-        if size > 4 * self.max_message:
+        if size > DRAIN_MAX:
             return
         while size > 0:
             chunk = self.rfile.read(min(size, 1 << 20))
@@ -179,8 +259,10 @@ class WebSocketServerTransport(Transport):
                     if fin:
                         return jsonrpc.parse(b"".join(parts))
         except OverflowError:
-            log.warning("a WebSocket message over %d bytes: closing (1009)", self.max_message)
-            self._send_frame(_CLOSE, struct.pack("!H", 1009) + b"message too big")
+            log.warning("a WebSocket message over %d bytes (the limit; %s raises it): closing (1009)",
+                        self.max_message, MAX_MESSAGE_VARIABLE)
+            self._send_frame(_CLOSE, struct.pack("!H", TOO_BIG) + f"message too big: over {self.max_message} "
+                             f"bytes".encode("ascii"))
             return None
         except (EOFError, OSError, ValueError) as exc:
             log.debug("WebSocket closed: %r", exc)
