@@ -3,7 +3,7 @@
 A server asks with a request in the handshake era (spec client/sampling,
 client/elicitation, client/roots) and with an ``input_required`` result in
 2026-07-28; either way the user's handler answers, through one of these
-functions, and :func:`declared` says which of them the client can answer.
+functions (``Client.capabilities()`` declares which the client can answer).
 """
 
 import os
@@ -11,7 +11,6 @@ from typing import Any, Callable, Dict, Optional, Sequence, Union
 
 from ..errors import RPCError
 from ..protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
-from ..protocol.stateless import TASKS_EXTENSION
 
 Handler = Optional[Callable[[Dict[str, Any]], Dict[str, Any]]]
 
@@ -19,21 +18,6 @@ Handler = Optional[Callable[[Dict[str, Any]], Dict[str, Any]]]
 Root = Union[str, "os.PathLike[str]", Dict[str, Any]]
 #: What ``roots=`` takes: the roots, or a callable returning them (asked at each ``roots/list``).
 Roots = Union[Sequence[Root], Callable[[], Sequence[Root]]]
-
-
-def declared(sampling_handler: Handler, sampling_tools: bool, elicitation_handler: Handler,
-             elicitation_modes: Sequence[str], roots: Optional[Roots], stateless: bool) -> Dict[str, Any]:
-    """The client capabilities: one per handler given (2026-07-28 has no roots list_changed)."""
-    caps: Dict[str, Any] = {}
-    if sampling_handler is not None:
-        caps["sampling"] = {"tools": {}} if sampling_tools else {}
-    if elicitation_handler is not None:
-        caps["elicitation"] = {mode: {} for mode in elicitation_modes}
-    if roots is not None:
-        caps["roots"] = {} if stateless else {"listChanged": True}
-    if stateless:  # a server may answer tools/call with a task: client/tasks.py follows it
-        caps["extensions"] = {TASKS_EXTENSION: {}}
-    return caps
 
 
 def sample(handler: Handler, params: Dict[str, Any]) -> Dict[str, Any]:

@@ -20,6 +20,7 @@ from ..engine.middleware import Middleware
 from ..engine.session import Handler, Session
 from ..errors import CapabilityError, ProtocolError
 from ..protocol.levels import LOG_LEVELS
+from ..protocol.stateless import TASKS_EXTENSION
 from ..protocol.versions import HANDSHAKE_VERSIONS, PROTOCOL_VERSION, SDK_VERSION, STATELESS_VERSION, knows
 from . import answers, handshake, tasks, wire
 from .answers import Roots
@@ -176,9 +177,19 @@ class Client:
     # -- the handshake ------------------------------------------------------------------------
 
     def capabilities(self) -> Dict[str, Any]:
-        """The capabilities this client declares: one per handler it was given."""
-        return answers.declared(self.sampling_handler, self.sampling_tools, self.elicitation_handler,
-                                self.elicitation_modes, self.roots, stateless=self.stateless.active)
+        """The capabilities this client declares: one per handler it was given (read at each use: a
+        handler may be set later; 2026-07-28 has no roots ``listChanged``)."""
+        stateless = self.stateless.active
+        caps: Dict[str, Any] = {}
+        if self.sampling_handler is not None:
+            caps["sampling"] = {"tools": {}} if self.sampling_tools else {}
+        if self.elicitation_handler is not None:
+            caps["elicitation"] = {mode: {} for mode in self.elicitation_modes}
+        if self.roots is not None:
+            caps["roots"] = {} if stateless else {"listChanged": True}
+        if stateless:  # a server may answer tools/call with a task: client/tasks.py follows it
+            caps["extensions"] = {TASKS_EXTENSION: {}}
+        return caps
 
     def initialize(self, timeout: Optional[float] = None) -> Dict[str, Any]:
         """Find out which era the server is in and introduce the client; return what the server said.

@@ -68,10 +68,15 @@ class ToolResult:
         # (each check's usual answer is seen here; the helpers run only for the rest, to say what is wrong)
         what = "the server's answer to tools/call"
         self.raw: Dict[str, Any] = raw if type(raw) is dict else obj(raw, what)
-        self.content: List[ContentBlock] = objects(raw, "content", what)
-        for block in self.content:
+        content = raw.get("content")
+        if type(content) is not list:
+            content = objects(raw, "content", what)  # [] when absent, else what is wrong
+        for block in content:
+            if type(block) is not dict:
+                objects(raw, "content", what)  # says which item is no object
             if block.get("type") == "text" and type(block.get("text")) is not str:
                 field(block, "text", str, f"{what}: a text block")
+        self.content: List[ContentBlock] = content
         self.structured: JSONValue = raw.get("structuredContent")
         is_error = raw.get("isError")
         self.is_error: bool = is_error if type(is_error) is bool else field(raw, "isError", bool, what, False)

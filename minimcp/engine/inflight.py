@@ -383,7 +383,8 @@ class Outgoing:
             return False
         pending.mark = mark  # (before it completes: the caller reads it once woken)
         if type(response) is Response:
-            pending.set_result(response.result)
+            pending._result = response.result  # (what set_result() does)
+            pending._done.release()
         else:
             pending.set_exception(RPCError(response.code, response.message, response.data))
         return True

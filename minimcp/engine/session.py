@@ -267,8 +267,20 @@ class Session:
         if self.trace:
             trace(self.name, "←", message)
         kind = type(message)
-        if kind is Request:
-            return self._accept_request(message, batch)
+        if kind is Request:  # checked, registered, and handed back (or answered now)
+            handler = self.handlers.get(message.method)
+            if handler is None:
+                self._answer(batch, ErrorResponse(
+                    message.id, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {message.method}"))
+                return None
+            ctx = self.context_class(self, message, handler, batch)
+            if not self._incoming.add(ctx):
+                self._answer(batch, id_in_use(message.id))
+                return None
+            if message.method in self.inline_methods:
+                self.run(ctx)
+                return None
+            return ctx
         if kind is Response or kind is ErrorResponse:
             self._on_response(message)
         elif kind is Notification:
@@ -301,21 +313,6 @@ class Session:
     def max_workers(self) -> int:
         """The most request handlers that run at once."""
         return self._workers.max_workers
-
-    def _accept_request(self, request: Request, batch: Optional[Batch]) -> Optional[RequestContext]:
-        handler = self.handlers.get(request.method)
-        if handler is None:
-            self._answer(batch, ErrorResponse(
-                request.id, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {request.method}"))
-            return None
-        ctx = self.context_class(self, request, handler, batch)
-        if not self._incoming.add(ctx):
-            self._answer(batch, id_in_use(request.id))
-            return None
-        if request.method in self.inline_methods:
-            self.run(ctx)
-            return None
-        return ctx
 
     def run(self, ctx: RequestContext) -> None:
         """Run an accepted request's handler on this thread and send its answer."""

@@ -63,7 +63,9 @@ class RequestMeta:
         capabilities = meta.get(CAPABILITIES_KEY)
         if type(capabilities) is not dict:
             raise RPCError(INVALID_PARAMS, f"Invalid params: _meta[{CAPABILITIES_KEY!r}] (an object) is required")
-        self.capabilities: Dict[str, Any] = checked_capabilities(capabilities, f"_meta[{CAPABILITIES_KEY!r}]")
+        if not capabilities.keys().isdisjoint(CLIENT_CAPABILITIES):  # (only a capability we read is checked)
+            checked_capabilities(capabilities, f"_meta[{CAPABILITIES_KEY!r}]")
+        self.capabilities: Dict[str, Any] = capabilities
         info = meta.get(CLIENT_INFO_KEY)
         self.client_info: Dict[str, Any] = info if type(info) is dict else {}  # optional: never trusted anyway
         level = meta.get(LOG_LEVEL_KEY)

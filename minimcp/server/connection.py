@@ -148,8 +148,10 @@ class ServerConnection:
     # -- tools, resources, prompts, completion ----------------------------------------
 
     def call_tool(self, params: Dict[str, Any], ctx: Context, tool: Optional[ServerTool] = None) -> Dict[str, Any]:
-        """Answer ``tools/call``: an unknown tool is a protocol error, a failing tool a result.
-        ``tool``: the one ``params["name"]`` names, when the caller has looked it up already."""
+        """Answer ``tools/call``: an unknown tool is a protocol error, a failing tool a result. A
+        tool registered with ``task=`` goes through :mod:`.tasks` (a task, when the 2026-07-28
+        request declares the extension). ``tool``: the one ``params["name"]`` names, when the
+        caller has looked it up and chosen to run it here (the tasks extension does)."""
         name = params.get("name")
         if tool is None:
             if not isinstance(name, str):
@@ -157,6 +159,10 @@ class ServerConnection:
             tool = self.server.get_tool(name)
             if tool is None:
                 raise RPCError(INVALID_PARAMS, f"Unknown tool: {name!r}")
+            if tool.task is not None and ctx.meta is not None:
+                from .tasks import call_tool as call_with_task  # late, like every extension's code
+
+                return call_with_task(self, params, ctx)
         arguments = params.get("arguments")
         if arguments is None:
             arguments = {}

@@ -42,17 +42,6 @@ HANDSHAKE, STATELESS, BOTH = "handshake", "stateless", "both"
 BEFORE_INITIALIZE = ("initialize", "ping")
 
 
-def call_tool(connection: ServerConnection, params: Dict[str, Any], ctx: Context) -> Any:
-    """Answer ``tools/call``; a tool registered with ``task=`` goes through :mod:`.tasks`
-    (a task, when the 2026-07-28 request declares the extension)."""
-    tool = connection.server.get_tool(params.get("name"))
-    if tool is None or tool.task is None or ctx.meta is None:
-        return connection.call_tool(params, ctx, tool)  # (the tool passed on: one lookup per call, not two)
-    from .tasks import call_tool as call_with_task  # late, like every extension's code
-
-    return call_with_task(connection, params, ctx)
-
-
 def _later(module: str, name: str) -> Callable[..., Any]:
     """``minimcp.server.<module>.<name>``, imported on first use and then kept: a server that
     publishes no skills, runs no tasks and gets no 2026-07-28 request never loads those modules
@@ -91,7 +80,7 @@ METHODS: Dict[str, Tuple[Callable[[Any, Dict[str, Any], Context], Any], str]] = 
     "server/discover":          (_later("stateless", "discover"), STATELESS),
     "subscriptions/listen":     (_later("stateless", "listen"), STATELESS),
     "tools/list":               (ServerConnection.list_tools, BOTH),
-    "tools/call":               (call_tool, BOTH),
+    "tools/call":               (ServerConnection.call_tool, BOTH),
     "resources/list":           (ServerConnection.list_resources, BOTH),
     "resources/templates/list": (ServerConnection.list_resource_templates, BOTH),
     "resources/read":           (ServerConnection.read_resource, BOTH),

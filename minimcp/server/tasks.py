@@ -388,8 +388,9 @@ def listen_task_ids(server: Any, task_ids: List[Any], ctx: Any) -> List[Any]:
 # -- the methods, as rows of server.methods.METHODS --------------------------------------------------
 
 
-def _plain_call(connection: Any, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
-    result: Dict[str, Any] = connection.call_tool(params, ctx)  # the usual tools/call, no task
+def _plain_call(connection: Any, params: Dict[str, Any], ctx: Context, tool: Any) -> Dict[str, Any]:
+    # The usual tools/call, no task: the tool passed on, so that it runs here (and is looked up once).
+    result: Dict[str, Any] = connection.call_tool(params, ctx, tool)
     return result
 
 
@@ -399,11 +400,11 @@ def call_tool(connection: Any, params: Dict[str, Any], ctx: Context) -> Dict[str
     tool = connection.server.get_tool(params.get("name"))
     support = getattr(tool, "task", None)
     if support is None or ctx.meta is None:
-        return _plain_call(connection, params, ctx)
+        return _plain_call(connection, params, ctx, tool)
     if not opted_in(ctx):
         if support == "required":
             raise missing_extension()
-        return _plain_call(connection, params, ctx)
+        return _plain_call(connection, params, ctx, tool)
     arguments = params.get("arguments")
     if arguments is not None and type(arguments) is not dict:
         raise RPCError(INVALID_PARAMS, 'tools/call "arguments" must be an object')
@@ -411,7 +412,7 @@ def call_tool(connection: Any, params: Dict[str, Any], ctx: Context) -> Dict[str
         raise RPCError(INVALID_PARAMS, f'Invalid params: tools/call "arguments" nest deeper than {MAX_DEPTH} levels')
     if getattr(tool.fn, "__minimcp_task_later__", False):
         try:
-            return _plain_call(connection, params, ctx)  # a plain result if it never starts the task
+            return _plain_call(connection, params, ctx, tool)  # a plain result if it never starts the task
         except StartTask:
             pass
     return runner_for(connection.server).start(tool, arguments or {}, ctx)

@@ -120,7 +120,7 @@ class ServerTool:
         if self._as_given:
             kwargs = arguments
         else:
-            kwargs = arguments if self._custom_input else self.schema.bind(arguments)
+            kwargs = arguments if self._custom_input or not self.schema.converts else self.schema.bind(arguments)
             if self.schema.context_param:
                 kwargs = dict(kwargs)
                 kwargs[self.schema.context_param] = ctx

@@ -262,9 +262,21 @@ class MCPApp:
             # spec 2025-03-26 basic/lifecycle: initialize MUST NOT be part of a batch (refused before
             # a session is opened for it, which nobody could then use)
             raise HTTPError(400, "Invalid Request: initialize cannot be part of a JSON-RPC batch")
-        connection, new_session = (self._one_post_connection(principal), None) if per_request \
-            else self._connection_for(messages, headers, principal)
         one_post = per_request or not self.keeps_sessions  # the connection lives for this POST alone
+        new_session: Optional[str] = None
+        if one_post:
+            version = None if per_request else self._handshake_version(headers)  # (a 400 before anything is taken)
+            try:  # a spare connection (see _spare), else a new one
+                connection = self._spares.pop()
+                connection.principal = principal
+            except IndexError:
+                connection = self._new_connection(principal, session=False)
+            if not per_request and not any(type(m) is Request and m.method == "initialize" for m in messages):
+                # a sessionless app's, at the version its header says (spec 2025-06-18
+                # basic/transports: no header means 2025-03-26)
+                connection.protocol_version = version or HTTP_DEFAULT_VERSION
+        else:
+            connection, new_session = self._connection_for(messages, headers, principal)
         if batch and not connection.allows_batches():
             self._end_if_one_post(connection, one_post)
             raise HTTPError(400, "Invalid Request: JSON-RPC batches are allowed only in protocol version 2025-03-26")
@@ -273,7 +285,8 @@ class MCPApp:
                 connection.session.receive(message)
             self._end_if_one_post(connection, one_post)
             return reply(start_response, 202)
-        here = request is not None and runs_here(self.server, request, tool)
+        # (a tool's own flag says it for a tools/call: what runs_here() reads)
+        here = tool.can_run_inline if tool is not None else request is not None and runs_here(self.server, request)
         if request is not None and here and new_session is None and request.method != "initialize" and answers_here(
                 self.server, tool, meta.log_level if meta is not None else connection.log_level):
             answer = self._answer_here(connection, request, meta)
@@ -292,7 +305,10 @@ class MCPApp:
             ctx = session.accept(request)
             if ctx is not None:
                 ctx.meta = meta  # type: ignore[attr-defined]  # (a server session makes Contexts)
-                (session.run if here else session.submit)(ctx)
+                if here:
+                    session.run(ctx)
+                else:
+                    self.workers.submit(session.run, ctx)  # (what session.submit() does: the app's pool is its)
         else:
             stream = transport.open_stream({m.id for m in messages if type(m) is Request})
             for message in messages:
@@ -326,17 +342,12 @@ class MCPApp:
 
     def _connection_for(self, messages: List[Any], headers: Dict[str, str],
                         principal: Any) -> Tuple[ServerConnection, Optional[str]]:
-        """The connection a handshake-era POST belongs to, and the new session id if it starts
-        one. A sessionless app's POST gets a connection of its own (as a 2026-07-28 request does)."""
+        """The session a handshake-era POST belongs to (its connection), and the new session id
+        if it starts one. (A 2026-07-28 request and a sessionless app's POST get a connection of
+        their own: see ``_post``.)"""
         connection: Optional[ServerConnection]  # (narrowed where it is set)
         initializing = any(type(m) is Request and m.method == "initialize" for m in messages)
-        version = self._handshake_version(headers)
-        if not self.keeps_sessions:
-            connection = self._one_post_connection(principal)
-            if not initializing:
-                # spec 2025-06-18 basic/transports: no header means 2025-03-26
-                connection.protocol_version = version or HTTP_DEFAULT_VERSION
-            return connection, None
+        self._handshake_version(headers)  # (a 400 for a version the handshake era lacks)
         if initializing:
             self._expire_idle()
             self.admit_session()
@@ -397,15 +408,6 @@ class MCPApp:
                             "try again shortly", jsonrpc.HTTP_ERROR, headers=[("Retry-After", "1")])
         log.info("%d sessions: the least recently used idle one (%s) ended", self.max_sessions, victim[:8])
         self._end_session(victim)
-
-    def _one_post_connection(self, principal: Any) -> ServerConnection:
-        """A connection for one POST: a spare one (see :meth:`_spare`), else a new one."""
-        try:
-            connection = self._spares.pop()
-        except IndexError:
-            return self._new_connection(principal, session=False)
-        connection.principal = principal
-        return connection
 
     def _spare(self, connection: ServerConnection, stream: Optional[OutStream] = None) -> None:
         """Keep a one-POST connection whose request was answered in the POST's body (here, or
