@@ -16,9 +16,16 @@ itself and ``ping`` come first); a stateless request goes through
 :func:`minimcp.server.stateless.serve`, which reads its ``_meta`` and
 finishes its result.
 
+The same guard keeps a handler's unexpected exception from the client (CWE-209: its text may
+name a path, a host, a query): the client gets ``-32603 Internal error (ref 3f9a2c1d): see the
+server's log`` and the server's log the traceback under the same reference. What a handler
+raises on purpose (:data:`DELIBERATE`: an ``RPCError`` above all) reaches the client as it is.
+A tool's own exceptions never get here: they are ``isError`` results (:mod:`.tools`).
 """
 
 from __future__ import annotations
+
+import os
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
@@ -26,10 +33,10 @@ if TYPE_CHECKING:  # annotations only: a stdio server starts without importing t
     from typing import Any, Callable, Dict, Optional, Tuple
 
 
-from ..errors import RPCError
+from ..errors import CapabilityError, RPCError
 from ..logs import get_logger
-from ..protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
-from ..protocol.stateless import VERSION_KEY
+from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
+from ..protocol.stateless import VERSION_KEY, InputRequired
 from ..protocol.versions import STATELESS_VERSION
 from .connection import ServerConnection
 from .context import Context
@@ -109,22 +116,51 @@ def guarded(method: str, answer: Callable[[Any, Dict[str, Any], Context], Any],
     def handler(params: Dict[str, Any], ctx: Context) -> Any:
         connection = ctx.session.owner
         meta = params.get("_meta")
-        if meta is not None and (type(meta) is not dict or "progressToken" in meta):  # (else nothing to check)
-            check_meta(meta)
-        if meta is not None and VERSION_KEY in meta:  # a stateless request
-            if handshake_only:
-                raise RPCError(METHOD_NOT_FOUND, f"Method not found: {method} "
-                                                 f"(not part of protocol version {STATELESS_VERSION})")
-            return _serve_stateless(connection, answer, params, ctx)
-        if stateless_only:
-            raise RPCError(METHOD_NOT_FOUND, f"Method not found: {method} ({STATELESS_VERSION} only)")
-        if needs_initialize and connection.protocol_version is None:
-            raise RPCError(INVALID_REQUEST, "Invalid Request: the session is not initialized; "
-                                            "send initialize first")
-        return answer(connection, params, ctx)
+        try:  # (free until something raises: no frame, no call on the way through)
+            if meta is not None and (type(meta) is not dict or "progressToken" in meta):  # (else nothing to check)
+                check_meta(meta)
+            if meta is not None and VERSION_KEY in meta:  # a stateless request
+                if handshake_only:
+                    raise RPCError(METHOD_NOT_FOUND, f"Method not found: {method} "
+                                                     f"(not part of protocol version {STATELESS_VERSION})")
+                return _serve_stateless(connection, answer, params, ctx)
+            if stateless_only:
+                raise RPCError(METHOD_NOT_FOUND, f"Method not found: {method} ({STATELESS_VERSION} only)")
+            if needs_initialize and connection.protocol_version is None:
+                raise RPCError(INVALID_REQUEST, "Invalid Request: the session is not initialized; "
+                                                "send initialize first")
+            return answer(connection, params, ctx)
+        except DELIBERATE:
+            raise
+        except Exception as exc:
+            raise internal_error(ctx.session.name, method, exc) from exc
 
     handler.__qualname__ = f"answer[{method}]"  # what a traceback or the trace shows
     return handler
+
+
+#: What a handler raises on purpose, which reaches the client as it is: an ``RPCError`` (its code
+#: and message, chosen by the author or by minimcp: -32002, -32602 …), a ``CapabilityError`` (what
+#: the client did not declare), and the control flow of the stateless era and the tasks
+#: extension (``InputRequired``, ``StartTask``). ``SystemExit`` is no ``Exception``: the session's
+#: ``dispatch`` answers it.
+DELIBERATE = (RPCError, CapabilityError, InputRequired)
+
+
+def reference() -> str:
+    """A new reference for one failure: 8 hex digits, which the client's message and the server's
+    log line both carry, so that an operator finds the traceback a user quotes."""
+    return os.urandom(4).hex()
+
+
+def internal_error(name: str, method: str, exc: BaseException) -> RPCError:
+    """The -32603 a client gets for an unexpected exception ``exc`` in the handler of ``method``:
+    a generic message with a reference, where the exception's text may hold what the server
+    must not tell (a path, a host, a query: CWE-209). The exception is logged with its traceback
+    and the same reference (``name``: the session's, for the log line)."""
+    ref = reference()
+    log.error("%s: %s failed (ref %s)", name, method, ref, exc_info=exc)
+    return RPCError(INTERNAL_ERROR, f"Internal error (ref {ref}): see the server's log")
 
 
 def check_meta(meta: Any) -> None:

@@ -74,13 +74,28 @@ class Server:
             workers of a deployment the same one (default: random per process).
         middleware: functions that wrap every request the server answers or sends, over
             every transport (see :meth:`add_middleware`).
+        mask_tool_errors: send the model a generic ``isError`` text with a reference
+            (``Error in tool 'x': internal error (ref 3f9a2c1d); see the server's log``) for a
+            tool's unexpected exception, not the exception's own text; the log gets the
+            traceback and the same reference. A :class:`~minimcp.ToolError` keeps its text. Turn
+            it on when the clients are not yours (a public or multi-tenant HTTP server) and the
+            tools touch files, databases or other hosts whose errors name them (CWE-209); off,
+            the default, the model reads what went wrong and can try again.
+
+    Errors: an unexpected exception in a resource, prompt or completion function (or in
+    minimcp's own handling of any request) is always kept from the client, which gets
+    ``-32603 Internal error (ref 3f9a2c1d): see the server's log``; the server's log has it
+    with its traceback under the same reference (logger ``minimcp.server.methods``). Raise
+    :class:`~minimcp.RPCError` to send the client a code and message of your choice (a
+    ``LookupError`` in a resource function is "Resource not found": -32002, -32602 from 2026-07-28).
     """
 
     def __init__(self, name: str, version: str = "0.1.0", *, instructions: Optional[str] = None,
                  title: Optional[str] = None, page_size: Optional[int] = None, log_level: Optional[str] = None,
                  log_bridge: bool = True, max_workers: int = 16, timeout: float = 60.0,
                  trace: Optional[bool] = None, cache_ttl_ms: int = 0, cache_scope: str = "public",
-                 state_secret: Optional[bytes] = None, middleware: Iterable[Middleware] = ()) -> None:
+                 state_secret: Optional[bytes] = None, middleware: Iterable[Middleware] = (),
+                 mask_tool_errors: bool = False) -> None:
         self.name = name
         self.version = version
         self.instructions = instructions
@@ -106,6 +121,8 @@ class Server:
         self._lock = threading.Lock()
         #: What every request passes through, the first outermost (every connection shares the list).
         self.middleware: List[Middleware] = list(middleware)
+        #: Give the model a generic text and a reference for a tool's unexpected exception (see above).
+        self.mask_tool_errors: bool = mask_tool_errors
 
     def __repr__(self) -> str:
         return (f"<Server {self.name!r} {self.version} tools={len(self._tools)} "

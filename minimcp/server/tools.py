@@ -6,7 +6,9 @@ calls the function and turns what it returned (or raised) into a
 ``CallToolResult``. Failures the model should read — bad arguments, an
 exception in the tool, output that breaks the declared schema — are
 ``isError`` results; only an unknown tool is a protocol error (raised by
-the caller of ``call``).
+the caller of ``call``). A server made with ``mask_tool_errors=True`` sends
+the model a generic text with a reference for the failures the author did
+not choose (a :class:`ToolError` keeps its text), and logs the details.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from ..protocol.stateless import InputRequired
 from ..protocol.versions import PROTOCOL_VERSION, knows, strip
 from .content import error_result, result_for_version, tool_result
 from .coroutines import finish, is_async
+from .methods import reference
 from .schema import FunctionSchema
 from .validation import is_simple, jsonschema_validate, validate
 
@@ -139,22 +142,39 @@ class ServerTool:
             log.warning("tool %r needs a capability the client lacks", self.name, exc_info=True)
             return error_result(f"Error in tool {self.name!r}: {sys.exc_info()[1]}")
         except Exception as exc:  # RPCError too: a refused sampling request is the tool's failure
-            log.exception("tool %r failed", self.name)
-            return error_result(f"Error in tool {self.name!r}: {type(exc).__name__}: {exc}")
+            return self.failed(ctx, f"{type(exc).__name__}: {exc}", exc, "tool %r failed", self.name)
         try:
             result = tool_result(value, self.output_schema, self.wrap_output)
         except (TypeError, ValueError) as exc:
-            log.error("tool %r returned a value that cannot be sent: %s", self.name, exc)
-            return error_result(f"Error in tool {self.name!r}: {exc}")
+            return self.failed(ctx, str(exc), None, "tool %r returned a value that cannot be sent: %s",
+                               self.name, exc)
         if self._check_output is not None and "structuredContent" in result:
             problem = self._check_output(result["structuredContent"], self.output_schema, "structuredContent")
             if problem:
                 # spec 2025-06-18 server/tools: servers MUST provide structured
                 # results that conform to the schema. The author's bug: log it.
-                log.error("tool %r broke its output schema: %s", self.name, problem)
-                return error_result(f"Error in tool {self.name!r}: its result does not match its "
-                                    f"output schema ({problem})")
+                return self.failed(ctx, f"its result does not match its output schema ({problem})", None,
+                                   "tool %r broke its output schema: %s", self.name, problem)
         return result_for_version(result, version)
+
+    def failed(self, ctx: RequestContext, text: str, exc: Optional[BaseException], message: str,
+               *args: Any) -> Dict[str, Any]:
+        """The ``isError`` result of a failure the author did not choose (an exception other than
+        :class:`ToolError`, a result that cannot be sent or breaks the output schema), logged
+        (``message % args``, with ``exc``'s traceback when given).
+
+        The model reads ``Error in tool 'name': <text>``, so it can recover (spec server/tools
+        "Error Handling"); on a server made with ``mask_tool_errors=True`` it reads a generic
+        text with a reference instead, which the log line carries too (CWE-209: ``text`` may hold
+        a path, a host, a query the server must not tell).
+        """
+        server = getattr(getattr(ctx.session, "owner", None), "server", None)  # (a server's session)
+        if not getattr(server, "mask_tool_errors", False):
+            log.error(message, *args, exc_info=exc)
+            return error_result(f"Error in tool {self.name!r}: {text}")
+        ref = reference()
+        log.error(message + " (ref %s)", *args, ref, exc_info=exc)
+        return error_result(f"Error in tool {self.name!r}: internal error (ref {ref}); see the server's log")
 
     def __repr__(self) -> str:
         return f"<ServerTool {self.name!r} -> {getattr(self.fn, '__qualname__', self.fn)!r}>"
