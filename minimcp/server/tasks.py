@@ -43,6 +43,7 @@ from ..protocol.stateless import TASKS_EXTENSION, InputRequired, RequestMeta
 from ..protocol.versions import STATELESS_VERSION
 from .connection import MAX_DEPTH, too_deep
 from .context import Context, StartTask, _fits
+from .methods import reference
 from .taskstore import MemoryTaskStore, TaskRecord, TaskStore
 from .tools import RequestFailed
 
@@ -187,9 +188,12 @@ class TaskRunner:
                                  "data": {"requiredCapabilities": {exc.capability: {}}}}}
         except _Cancelled:
             pass
-        except Exception as exc:  # the runner's own failure: the task fails, the server lives on
-            log.exception("task %s failed", ctx.task.task_id)
-            outcome = {"error": {"code": INTERNAL_ERROR, "message": f"Internal error: {type(exc).__name__}: {exc}"}}
+        except Exception:  # the runner's own failure: the task fails, the server lives on
+            # Its text may name what the client must not see (CWE-209): a reference instead,
+            # the same one in the log line with the traceback (as server/methods.py does).
+            ref = reference()
+            log.exception("task %s failed (ref %s)", ctx.task.task_id, ref)
+            outcome = {"error": {"code": INTERNAL_ERROR, "message": f"Internal error (ref {ref}): see the server's log"}}
         self._end(ctx, outcome)
 
     def _end(self, ctx: TaskContext, outcome: Dict[str, Any]) -> None:
