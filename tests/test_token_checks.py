@@ -12,9 +12,12 @@ import contextlib
 import hashlib
 import http.server
 import json
+import logging
 import re
 import secrets
 import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -24,9 +27,9 @@ import requests
 from cryptography.hazmat.primitives.asymmetric import ec
 from oidc.provider import RESOURCE_SERVER
 
-from minimcp import Context, Server, connect
+from minimcp import Context, Server, Unauthorized, connect
 from minimcp.client.auth import ClientCredentials, MemoryTokenStore
-from minimcp.server.auth.protection import ProtectedResource
+from minimcp.server.auth.protection import InvalidToken, ProtectedResource
 from minimcp.server.auth.verifiers import IntrospectionVerifier, JWTVerifier
 from minimcp.server.http.wsgiserver import BackgroundServer
 
@@ -37,14 +40,15 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
 
 
 class Issuer:
-    """An authorization server's signing key (ES256, kid ``k1``) and the JWTs it signs."""
+    """An authorization server's signing key (ES256, kid ``k1`` unless told) and the JWTs it signs."""
 
-    def __init__(self):
+    def __init__(self, kid="k1"):
         self.key = ec.generate_private_key(ec.SECP256R1())
+        self.kid = kid
 
     def jwks(self):
         jwk = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(self.key.public_key()))
-        return {"keys": [dict(jwk, kid="k1", use="sig", alg="ES256")]}
+        return {"keys": [dict(jwk, kid=self.kid, use="sig", alg="ES256")]}
 
     def token(self, audience, typ="at+jwt", lifetime=300, **claims):
         """A JWT with header ``typ`` (None: no typ at all) and the claims of an access token."""
@@ -52,7 +56,7 @@ class Issuer:
         body = {"iss": ISSUER, "sub": "alice", "aud": audience, "iat": now, "exp": now + lifetime,
                 "scope": "mcp", "client_id": "app", "jti": secrets.token_urlsafe(8)}
         body.update(claims)
-        return jwt.encode(body, self.key, algorithm="ES256", headers={"kid": "k1", "typ": typ})
+        return jwt.encode(body, self.key, algorithm="ES256", headers={"kid": self.kid, "typ": typ})
 
 
 @contextlib.contextmanager
@@ -80,6 +84,60 @@ def jwks_server(issuer):
         httpd.shutdown()
         httpd.server_close()
         thread.join(5)
+
+
+@contextlib.contextmanager
+def held_jwks_server(*documents):
+    """Serve ``documents[n]`` as the JWKS at the n-th fetch (the last one from then on): the first
+    answer at once, every later one only once the test sets ``release``. Yields (its URL, an Event
+    set when a second fetch has begun, ``release``, the list of fetches begun)."""
+    refreshing, release, fetches = threading.Event(), threading.Event(), []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            fetches.append(self.path)
+            n = len(fetches)
+            if n > 1:
+                refreshing.set()
+                release.wait(30)  # held: the refresh is under way until the test says
+            body = json.dumps(documents[min(n, len(documents)) - 1]).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, name="held-jwks-server")
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/jwks", refreshing, release, fetches
+    finally:
+        release.set()
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(5)
+
+
+def in_thread(call, name):
+    """Run ``call()`` in a started thread: (the thread, a dict that gets its "answer" or "error",
+    an Event set when it has one)."""
+    result, answered = {}, threading.Event()
+
+    def run():
+        try:
+            result["answer"] = call()
+        except Exception as exc:
+            result["error"] = exc
+        finally:
+            answered.set()
+
+    thread = threading.Thread(target=run, name=name)
+    thread.start()
+    return thread, result, answered
 
 
 @contextlib.contextmanager
@@ -223,6 +281,27 @@ def test_a_jwt_that_is_not_an_access_token_is_refused_by_its_typ():
             untyped.verify(issuer.token("http://mcp.test/mcp", typ="logout+jwt"))
 
 
+def test_the_first_token_refused_for_its_typ_is_logged_once_as_a_warning_naming_the_fix(caplog):
+    """Keycloak, Entra ID and Auth0 type their access tokens ``JWT``, Okta and Cognito not at all:
+    with the strict default every client of theirs is refused, and each refusal is only logged at
+    info. The first one is a warning (once per verifier, not per request) naming the setting."""
+    issuer, audience = Issuer(), "http://mcp.test/mcp"
+    with jwks_server(issuer) as jwks, caplog.at_level("INFO", logger="minimcp.server.auth"):
+        auth = ProtectedResource(JWTVerifier(ISSUER, audience, jwks_uri=jwks), audience, [ISSUER])
+        for _ in range(2):  # two requests of a Keycloak-like issuer
+            with pytest.raises(Unauthorized, match="typ"):
+                auth({"authorization": f"Bearer {issuer.token(audience, typ='JWT')}"})
+        warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+        assert len(warnings) == 1, warnings
+        assert "accept_typ=('at+jwt', 'JWT')" in warnings[0] and "'JWT'" in warnings[0], warnings
+        untyped = JWTVerifier(ISSUER, audience, jwks_uri=jwks)  # an Okta-like issuer: a verifier of its own
+        for _ in range(2):
+            with pytest.raises(InvalidToken, match="typ"):
+                untyped.verify(issuer.token(audience, typ=None))
+        warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+        assert len(warnings) == 2 and "allow_untyped=True" in warnings[1], warnings
+
+
 # -- 2. the introspection endpoint's answers: a "no" is a 401, "cannot tell" a 503 (RFC 7662 §2.3) --------
 
 def test_a_token_the_introspection_endpoint_refuses_with_a_400_is_a_401_not_a_503(oidc_provider):
@@ -244,24 +323,48 @@ def test_a_token_the_introspection_endpoint_refuses_with_a_400_is_a_401_not_a_50
 
 
 def test_introspection_4xx_refusals_are_401_and_outages_or_our_own_credentials_are_503():
-    answers = {"bad-request": (400, {"error": "invalid_request", "error_description": "token missing"}),
-               "wrong-type": (400, {"error": "unsupported_token_type"}),
+    answers = {"wrong-type": (400, {"error": "unsupported_token_type"}),
+               "invalid-token": (400, {"error": "invalid_token"}),
+               "invalid-grant": (400, {"error": "invalid_grant"}),
                "inactive": (200, {"active": False}),
                "outage": (500, {"error": "server_error"}),
                "unavailable": (503, "<h1>down for maintenance</h1>"),
                "our-credentials": (401, {"error": "invalid_client"}),
+               "our-bearer": (401, {"error": "invalid_token"}),  # RFC 7662 §2.1: a 401 is about *us*
                "not-an-oauth-endpoint": (404, "<h1>Not Found</h1>"),
                "rate-limited": (429, {"error": "slow_down"})}
     with introspection_server(answers) as endpoint:
         verifier = lambda url: IntrospectionVerifier(endpoint, "rs", "secret", audience=url, timeout=5)  # noqa: E731
         with serve(verifier) as url:
-            for token in ("bad-request", "wrong-type", "inactive"):
+            for token in ("wrong-type", "invalid-token", "invalid-grant", "inactive"):
                 response = post(url, f"Bearer {token}")
                 assert refusal(response)[:2] == (401, "invalid_token"), (token, response.text)
             # the authorization server cannot tell now, or does not accept *us*: the token may be fine
-            for token in ("outage", "unavailable", "our-credentials", "not-an-oauth-endpoint", "rate-limited"):
+            for token in ("outage", "unavailable", "our-credentials", "our-bearer", "not-an-oauth-endpoint",
+                          "rate-limited"):
                 response = post(url, f"Bearer {token}")
                 assert response.status_code == 503 and response.headers["Retry-After"], (token, response.text)
+
+
+def test_an_introspection_400_about_our_request_is_a_logged_503_and_not_cached(caplog):
+    """``invalid_request`` (or any error that does not refuse the token) means the request *this
+    server* made is wrong: the client's token may be fine, so 503, an error in the log saying what
+    the authorization server answered, and the token asked about again once that is fixed."""
+    token = "opaque-7f3a9c51"
+    answers = {token: (400, {"error": "invalid_request", "error_description": "token_type_hint not supported"})}
+    with introspection_server(answers) as endpoint:
+        verifier = lambda url: IntrospectionVerifier(endpoint, "rs", "secret", audience=url,  # noqa: E731
+                                                     cache_seconds=300)
+        with serve(verifier) as url, caplog.at_level("ERROR", logger="minimcp.server.auth.verifiers"):
+            response = post(url, f"Bearer {token}")
+            assert response.status_code == 503 and response.headers["Retry-After"], response.text
+            assert "invalid_request" in response.text
+            said = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+            assert len(said) == 1 and "HTTP 400" in said[0] and "invalid_request" in said[0], said
+            assert "token_type_hint not supported" in said[0] and token not in said[0], said
+            # the operator fixes it: the same token now works (the 503 was not remembered as a refusal)
+            answers[token] = (200, {"active": True, "sub": "alice", "aud": url, "scope": "mcp"})
+            assert post(url, f"Bearer {token}").status_code == 200
 
 
 # -- 3. the JWKS back-off counts from the end of the failed fetch ------------------------------------------
@@ -274,41 +377,72 @@ def test_a_silent_jwks_endpoint_costs_one_timeout_not_one_per_request():
             lambda url: JWTVerifier(ISSUER, url, jwks_uri=base + "/jwks", timeout=timeout,
                                     failure_backoff=timeout)) as url:
         token = issuer.token(url)
-        started = time.monotonic()
         answers = [post(url, f"Bearer {token}") for _ in range(4)]
-        took = time.monotonic() - started
         assert [a.status_code for a in answers] == [503] * 4
         assert all(a.headers["Retry-After"] for a in answers)
-        assert connections_made(listener) == 1  # one fetch: requests 2-4 had the failure remembered
-        assert took < 3 * timeout, took  # one timeout, plus four local round trips (not four timeouts)
+        # one fetch, one timeout: requests 2-4 had the failure remembered (each new fetch would
+        # have opened a connection here)
+        assert connections_made(listener) == 1
 
 
 def test_while_a_failed_jwks_fetch_is_retried_other_requests_get_503_at_once():
     """The keys have never been fetched and the last try failed: a request that comes while the
-    retry runs is answered 503 at once (the endpoint is known to be down), not queued behind it."""
-    issuer, timeout = Issuer(), 2.0
+    retry runs is answered 503 at once (the endpoint is known to be down), not queued behind it.
+    The retry's fetch is held open by the test until that answer has come (event ordering)."""
+    issuer = Issuer()
     with silent_port() as (base, listener), serve(
-            lambda url: JWTVerifier(ISSUER, url, jwks_uri=base + "/jwks", timeout=timeout,
-                                    failure_backoff=0)) as url:
+            lambda url: JWTVerifier(ISSUER, url, jwks_uri=base + "/jwks", timeout=30, failure_backoff=0)) as url:
         token = issuer.token(url)
-        assert post(url, f"Bearer {token}").status_code == 503  # the first failure
-        assert connections_made(listener) == 1
-        retry = {}
-        first = threading.Thread(target=lambda: retry.setdefault("answer", post(url, f"Bearer {token}")))
-        first.start()
-        listener.setblocking(True)
         listener.settimeout(10)
-        held, _ = listener.accept()  # the retry's fetch has begun (and will wait its full timeout)
+        thread, first, _ = in_thread(lambda: post(url, f"Bearer {token}"), "first")
         try:
-            started = time.monotonic()
-            second = post(url, f"Bearer {token}")
-            took = time.monotonic() - started
-            assert second.status_code == 503 and "did not answer" in second.text, second.text
-            assert took < timeout / 2, took  # not queued behind the retry's 2 s
+            listener.accept()[0].close()  # the first fetch fails at once: the connection is closed
         finally:
-            first.join(3 * timeout)
-            held.close()
+            thread.join(30)
+        assert first["answer"].status_code == 503
+        retry_thread, retry, _ = in_thread(lambda: post(url, f"Bearer {token}"), "retry")
+        held = None
+        try:
+            held, _ = listener.accept()  # the retry's fetch has begun, and lasts until `held` is closed
+            second_thread, second, answered = in_thread(lambda: post(url, f"Bearer {token}"), "second")
+            assert answered.wait(20), "the second request was queued behind the retry"
+            assert retry_thread.is_alive()  # the retry still waits on its fetch: the 503 did not
+            assert second["answer"].status_code == 503, second["answer"].text
+            assert "failed" in second["answer"].text  # the first failure, remembered
+        finally:
+            if held is not None:
+                held.close()  # the retry's fetch fails now
+            retry_thread.join(30)
+            if held is not None:
+                second_thread.join(30)
         assert retry["answer"].status_code == 503
+
+
+def test_a_request_whose_key_is_known_does_not_wait_for_a_jwks_refresh():
+    """A refresh of the keys is under way (here for a token of a rotated-in key, with the set due
+    for its ttl refresh too): a request whose key the set holds is answered with it at once, and
+    only the request that needs the new key waits for the fetch. The JWKS server holds the
+    refresh's answer until the test releases it, so "at once" is "before the release"."""
+    old, new, audience = Issuer(), Issuer(kid="k2"), "http://mcp.test/mcp"
+    rotated_set = {"keys": old.jwks()["keys"] + new.jwks()["keys"]}
+    with held_jwks_server(old.jwks(), rotated_set) as (jwks, refreshing, release, fetches):
+        verifier = JWTVerifier(ISSUER, audience, jwks_uri=jwks, timeout=20, jwks_ttl=0, refetch_interval=0)
+        assert verifier.verify(old.token(audience)).subject == "alice"  # the first fetch: answered at once
+        rotated_thread, rotated, rotated_done = in_thread(lambda: verifier.verify(new.token(audience)), "rotated")
+        known_thread = None
+        try:
+            assert refreshing.wait(20), "the token of an unknown key did not make the keys be fetched again"
+            known_thread, known, known_done = in_thread(lambda: verifier.verify(old.token(audience)), "known")
+            assert known_done.wait(10), "a request whose key is known waited for the refresh"
+            assert known.get("answer") is not None and known["answer"].subject == "alice", known
+            assert not rotated_done.is_set()  # the one that needs the new key waits for it
+        finally:
+            release.set()
+            rotated_thread.join(30)
+            if known_thread is not None:
+                known_thread.join(30)
+        assert rotated.get("answer") is not None and rotated["answer"].subject == "alice", rotated
+        assert len(fetches) == 2  # the known-key request started no fetch of its own
 
 
 # -- 4. DPoP-bound tokens (RFC 9449) ---------------------------------------------------------------------
@@ -424,6 +558,80 @@ def test_dpop_proofs_are_checked_as_rfc_9449_section_4_3_says():
             auth(dpop(holder.proof("POST", url, token)))
         # behind a proxy the server sees another origin: the resource's is taken for the same path
         assert auth(dpop(holder.proof("GET", url, token)), "GET", "http://10.0.0.7:8000/mcp")
+
+
+def test_a_refused_dpop_request_has_the_dpop_challenge_first():
+    """A client reads the first ``WWW-Authenticate`` challenge (many read only that one): for a
+    request sent as DPoP it is the DPoP challenge, with the error (RFC 9449 §7.1); for one sent as
+    Bearer, the Bearer one."""
+    issuer, holder = Issuer(), Holder()
+    with jwks_server(issuer) as jwks, serve(lambda url: JWTVerifier(ISSUER, url, jwks_uri=jwks)) as url:
+        token = issuer.token(url, cnf={"jkt": holder.jkt})
+        response = post(url, f"DPoP {token}", DPoP=holder.proof("POST", url + "/elsewhere", token))
+        lines = response.raw.headers.getlist("WWW-Authenticate")
+        assert response.status_code == 401 and len(lines) == 2, lines
+        assert lines[0].startswith("DPoP ") and 'error="invalid_dpop_proof"' in lines[0], lines
+        assert lines[1].startswith("Bearer ") and "error=" not in lines[1], lines
+        lines = post(url, "Bearer not-a-jwt").raw.headers.getlist("WWW-Authenticate")
+        assert lines[0].startswith("Bearer ") and 'error="invalid_token"' in lines[0], lines
+        assert lines[1].startswith("DPoP ") and "error=" not in lines[1], lines
+
+
+def test_behind_a_proxy_that_strips_a_path_prefix_a_proof_may_name_resource():
+    """The client's proof names the public URL (``resource``); the WSGI server sees the proxy's
+    request, without the ``/api`` prefix the proxy took off (RFC 9449 §4.3 check 9)."""
+    issuer, holder, public = Issuer(), Holder(), "https://mcp.example.com/api/mcp"
+    with jwks_server(issuer) as jwks:
+        auth = ProtectedResource(JWTVerifier(ISSUER, public, jwks_uri=jwks), public, [ISSUER])
+        token = issuer.token(public, cnf={"jkt": holder.jkt})
+
+        def dpop(proof):
+            return {"authorization": f"DPoP {token}", "dpop": proof}
+
+        seen = "http://10.0.0.7:8000/mcp"  # the request as the proxy forwards it
+        assert auth(dpop(holder.proof("POST", public, token)), "POST", seen).subject == "alice"
+        assert auth(dpop(holder.proof("POST", seen, token)), "POST", seen).subject == "alice"
+        # another public path is no stand-in, nor is `resource` for another path of this server
+        for htu, request in (("https://mcp.example.com/api/other", seen), (public, "http://10.0.0.7:8000/messages/"),
+                             (public, "http://10.0.0.7:8000/")):
+            refused = refused_by(auth, dpop(holder.proof("POST", htu, token)), url=request)["DPoP"]
+            assert refused["error"] == "invalid_dpop_proof" and "is for" in refused["error_description"], refused
+
+
+LAZY_PYJWT = """
+import sys
+from minimcp.server.auth.protection import Principal, ProtectedResource
+from minimcp.server.auth.verifiers import IntrospectionVerifier
+
+R = "http://127.0.0.1:9/mcp"
+auth = ProtectedResource(IntrospectionVerifier("http://127.0.0.1:9/introspect", "rs", "secret", audience=R),
+                         R, ["https://auth.example.com"])
+print("built", "jwt" in sys.modules)
+try:
+    auth({})
+except Exception as exc:
+    print("challenges", " | ".join(exc.challenges))
+print("refused", "jwt" in sys.modules)
+bound = ProtectedResource(lambda token: Principal("alice", audience=[R], claims={"cnf": {"jkt": "x"}}),
+                          R, ["https://auth.example.com"])
+try:
+    bound({"authorization": "DPoP t0ken", "dpop": "not-a-jwt"}, "POST", R)
+except Exception as exc:
+    print("proof", exc.challenges[0])
+print("proof checked", "jwt" in sys.modules)
+"""
+
+
+def test_pyjwt_is_imported_when_the_first_dpop_proof_is_checked_not_when_the_resource_is_built():
+    """An introspection-only server never needs PyJWT: building ``ProtectedResource`` and refusing
+    requests does not load it (the 401s still offer DPoP, RFC 9449 §7.1); the first proof does."""
+    done = subprocess.run([sys.executable, "-c", LAZY_PYJWT], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "built False" and lines[2] == "refused False", done.stdout
+    assert lines[1].startswith("challenges Bearer ") and ' | DPoP algs="ES256' in lines[1], lines[1]
+    assert lines[3].startswith("proof DPoP error=\"invalid_dpop_proof\""), lines[3]
+    assert lines[4] == "proof checked True", done.stdout
 
 
 def test_minimcp_client_with_dpop_calls_a_server_that_checks_its_proofs(oidc_provider):

@@ -7,7 +7,8 @@
   (JWTs against the issuer's JWKS),
   :class:`~minimcp.server.auth.verifiers.IntrospectionVerifier` (RFC 7662) and
   :class:`~minimcp.server.auth.verifiers.DPoPProofs` (RFC 9449 proofs of possession); PyJWT,
-  the ``auth`` extra, is imported only there, when a verifier or a proof checker is made.
+  the ``auth`` extra, is imported only there: when a ``JWTVerifier`` is made, when the first DPoP
+  proof is checked, or when DPoP is asked for explicitly (``ProtectedResource(dpop=True)``).
 """
 
 from .protection import InvalidDPoPProof, InvalidToken, Principal, ProtectedResource, VerifierUnavailable

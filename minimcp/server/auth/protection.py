@@ -13,7 +13,8 @@ issue tokens; an authorization server does. The server's part is small, and all 
 - take a DPoP-bound token (RFC 9449) as ``Authorization: DPoP <token>`` with a ``DPoP`` proof
   of possession of its key, and never as a bearer token (RFC 9449 §7.2);
 - answer 401 with ``WWW-Authenticate: Bearer resource_metadata="…", scope="…"`` (plus
-  ``error="invalid_token"`` when a token was sent and refused) and ``DPoP algs="…"``, and 403
+  ``error="invalid_token"`` when a token was sent and refused) and ``DPoP algs="…"`` (the
+  challenge of the scheme the request used first, with the error), and 403
   ``error="insufficient_scope"`` naming the scopes an operation needs, so a client can step up;
 - never pass the client's token on: a verifier sees it, a handler never does (``ctx.principal``
   holds what the token *says*, not the token).
@@ -27,6 +28,7 @@ HTTP and on the 2024-11-05 ``/messages/`` POST) and, for a transport with no HTT
 
 import json
 import time
+from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple, Union
 from urllib.parse import urlsplit
 
@@ -59,8 +61,9 @@ class InvalidDPoPProof(InvalidToken):
 
 
 class Refused(Unauthorized):
-    """A 401 with one ``WWW-Authenticate`` challenge per scheme the resource takes: Bearer, then
-    DPoP (RFC 9110 §11.6.1 lets a response carry several; RFC 9449 §7.1 shows both together)."""
+    """A 401 with one ``WWW-Authenticate`` challenge per scheme the resource takes, the one the
+    request used first (RFC 9110 §11.6.1 lets a response carry several; RFC 9449 §7.1 shows
+    Bearer and DPoP together)."""
 
     def __init__(self, message: str, challenges: Sequence[str]) -> None:
         super().__init__(message, ", ".join(challenges))
@@ -165,8 +168,11 @@ class ProtectedResource:
         dpop: take DPoP-bound tokens (RFC 9449) with their proofs: a
             :class:`~minimcp.server.auth.verifiers.DPoPProofs` (its algorithms, time window and
             replay cache), ``True`` for the default one, ``False`` for none; by default, when
-            PyJWT (the ``auth`` extra) is installed. Either way a DPoP-bound token sent as a
-            bearer token is refused (RFC 9449 §7.2).
+            PyJWT (the ``auth`` extra) is installed. DPoP taken, every 401 also carries a
+            ``WWW-Authenticate: DPoP algs="..."`` challenge (RFC 9449 §7.1). PyJWT is imported
+            when the first proof is checked (at once for ``True`` or a ``DPoPProofs``, so that a
+            missing extra fails here). Either way a DPoP-bound token sent as a bearer token is
+            refused (RFC 9449 §7.2).
     """
 
     def __init__(self, verifier: Any, resource: str, authorization_servers: Sequence[str], *,
@@ -199,6 +205,7 @@ class ProtectedResource:
         self.metadata_body: bytes = json.dumps(document).encode()
         self._audience = canonical(resource)
         self._origin = f"{parts.scheme}://{parts.netloc}"
+        self._path = path
         #: The DPoP proof checker, or None: DPoP-bound tokens are then refused (no proof can be checked).
         self.dpop: Optional[DPoPProofs] = _dpop_proofs(dpop)
 
@@ -229,12 +236,14 @@ class ProtectedResource:
 
     def refuse(self, message: str, error: Optional[str] = None, description: Optional[str] = None,
                scheme: str = "bearer") -> Refused:
-        """The 401 to raise: a Bearer challenge, and a DPoP one when DPoP is taken; ``error`` and
-        ``description`` go in the challenge of the ``scheme`` the request used."""
-        on_dpop = scheme == "dpop" and self.dpop is not None
-        challenges = [self.challenge(None if on_dpop else error, None if on_dpop else description)]
+        """The 401 to raise: a Bearer challenge, and a DPoP one when DPoP is taken. ``error`` and
+        ``description`` go in the challenge of the ``scheme`` the request used, and that challenge
+        comes first: a client that reads only the first one (many do) still finds the error."""
+        if scheme == "dpop" and self.dpop is not None:
+            return Refused(message, [self.dpop_challenge(error, description), self.challenge()])
+        challenges = [self.challenge(error, description)]
         if self.dpop is not None:
-            challenges.append(self.dpop_challenge(error, description) if on_dpop else self.dpop_challenge())
+            challenges.append(self.dpop_challenge())
         return Refused(message, challenges)
 
     def __call__(self, headers: Dict[str, str], method: Optional[str] = None, url: Optional[str] = None) -> Principal:
@@ -281,16 +290,35 @@ class ProtectedResource:
             text = ("DPoP proofs cannot be checked here (the auth hook was not given the request's method and URL)"
                     if self.dpop is not None else "this server takes no DPoP proof")
             raise self.refuse(f"invalid DPoP proof: {text}", "invalid_dpop_proof", text, "dpop")
-        # The proof names the URL the client used (RFC 9449 §4.3 check 9); behind a proxy that is
-        # the public one, the origin of `resource`, so that origin with the request's path is taken too.
         try:
-            self.dpop.check(proof, method, [url, self._origin + urlsplit(url).path], token, bound)
+            self.dpop.check(proof, method, self.proof_urls(url), token, bound)
+        except ImportError as exc:  # PyJWT was found when this was built, but cannot be loaded
+            log.error("cannot check DPoP proofs: %s", exc)
+            raise _http_error(503, f"Service Unavailable: DPoP proofs cannot be checked now ({exc})",
+                              [("Retry-After", "60")]) from None
         except InvalidDPoPProof as exc:
             log.info("DPoP proof refused: %s", exc)
             raise self.refuse(f"invalid DPoP proof: {exc}", "invalid_dpop_proof", str(exc), "dpop") from None
         except InvalidToken as exc:
             log.info("token refused: %s", exc)
             raise self.refuse(f"invalid token: {exc}", "invalid_token", str(exc), "dpop") from None
+
+    def proof_urls(self, url: str) -> List[str]:
+        """The URLs a DPoP proof's ``htu`` may name for a request to ``url`` (RFC 9449 §4.3 check 9):
+        the proof names the URL the *client* used, which behind a proxy is the public one.
+
+        - ``url`` itself: the request's URL as the WSGI server sees it (``wsgi.url_scheme``, the
+          ``Host`` header, ``SCRIPT_NAME`` + ``PATH_INFO``), without its query;
+        - the origin of ``resource`` with the same path (a proxy that changes scheme, host or port);
+        - ``resource`` itself, when the request's path is the end of ``resource``'s path (a proxy
+          that strips a path prefix: ``https://example.com/api/mcp`` served as ``/mcp``).
+        """
+        path = urlsplit(url).path
+        urls = [url, self._origin + path]
+        trimmed = path.rstrip("/")
+        if trimmed and self._path != trimmed and self._path.endswith(trimmed) and trimmed.startswith("/"):
+            urls.append(self.resource)
+        return urls
 
     def _problem(self, principal: Any) -> Optional[str]:
         """What is wrong with a verified token whatever the verifier: expiry and audience."""
@@ -323,15 +351,6 @@ class ProtectedResource:
                                   ("Access-Control-Allow-Origin", "*"),
                                   ("Content-Length", str(len(self.metadata_body)))])
         return [self.metadata_body] if method == "GET" else []
-
-
-def bearer_token(headers: Dict[str, str], protection: ProtectedResource) -> str:
-    """The token of ``Authorization: Bearer <token>`` (RFC 6750 §2.1); 401 without one, 400 when
-    the header is malformed (``invalid_request``)."""
-    scheme, token = credentials(headers, protection)
-    if scheme != "bearer":
-        raise protection.refuse(f"send Authorization: Bearer <token> (not {scheme!r})")
-    return token
 
 
 def bound_key(principal: Principal) -> Optional[str]:
@@ -373,17 +392,18 @@ def _dpop_proofs(dpop: Union[bool, "DPoPProofs", None]) -> Optional["DPoPProofs"
     """``ProtectedResource(dpop=...)`` as the checker it means (None: DPoP is not taken)."""
     if dpop is False:
         return None
-    if dpop is None or dpop is True:
-        from .verifiers import DPoPProofs  # late: it imports PyJWT
+    from .verifiers import DPoPProofs  # late: verifiers imports this module
 
-        try:
-            return DPoPProofs()
-        except ImportError:
-            if dpop:
-                raise
+    if dpop is None:
+        # The default: DPoP when PyJWT could be imported. Only look: importing it would cost
+        # every server (an introspection-only one too) its load time, and most never see a proof.
+        if find_spec("jwt") is None or find_spec("cryptography") is None:
             log.debug("DPoP is off: PyJWT (the auth extra) is not installed")
             return None
-    return dpop
+        return DPoPProofs()
+    proofs = DPoPProofs() if dpop is True else dpop
+    _ = proofs.jwt  # asked for: fail now, naming the extra, rather than at the first proof
+    return proofs
 
 
 def _http_error(status: int, message: str, headers: List[Tuple[str, str]], code: Optional[int] = None) -> Exception:

@@ -114,38 +114,44 @@ def _get_json(session: Any, url: str, timeout: float, what: str) -> Dict[str, An
 class _KeySet:
     """The authorization server's signing keys (its JWKS), fetched when needed.
 
-    Rotation: a token signed with a key id not in the set makes the set be fetched again, at most
-    once every ``refetch_interval`` seconds (so forged key ids cannot make us hammer the server);
-    the set is also refreshed once it is ``ttl`` old. One fetch at a time, and no lock is held
-    while it runs. The other requests that need it wait for it (bounded by its timeouts) when it
-    is the first try or a refresh, which most likely succeeds; while the endpoint is known to be
-    down (the last fetch failed) they are answered 503 at once instead, so an outage does not
-    hold every request for a timeout. A failure is remembered ``failure_backoff`` seconds from the
-    *end* of the fetch that failed: counted from its start, a back-off no longer than the fetch
-    timeout (the defaults: 5 s each) would be over before the failure was known.
+    Rotation: a token signed with a key id not in the set makes the set be fetched again, and the
+    set is refreshed once it is ``jwks_ttl`` old; either at most once every ``refetch_interval``
+    seconds counted from the *start* of the last fetch (so forged key ids cannot make us hammer the
+    server, and a fetch under way is not started again). One fetch at a time, run by the request
+    that found it due, and no lock is held while it runs.
+
+    Who waits for a fetch another request runs: only a request that cannot be answered without it
+    (no keys yet, or a key id the set lacks), bounded by the fetch's timeouts. A request whose key
+    is in the set is answered at once with it: a refresh only adds or rotates keys. While the
+    endpoint is known to be down (the last fetch failed) nobody queues behind the retry: 503 at
+    once when there are no keys. A failure with no keys at all is remembered ``failure_backoff``
+    seconds from the *end* of the fetch that failed: counted from its start, a back-off no longer
+    than the fetch timeout (the defaults: 5 s each) would be over before the failure was known.
     """
 
     def __init__(self, verifier: "JWTVerifier") -> None:
         self.verifier = verifier
         self.keys: Optional[Dict[Optional[str], Any]] = None
-        self.fetched_at: float = float("-inf")
-        self.tried_at: float = float("-inf")   # when the last fetch ended, whatever its outcome
+        self.fetched_at: float = float("-inf")  # when the keys we hold were fetched (their age: jwks_ttl)
+        self.started_at: float = float("-inf")  # when the last fetch started (is another one due?)
+        self.ended_at: float = float("-inf")    # when the last fetch ended, whatever its outcome (the back-off)
         self.fetches: int = 0
-        self._failed: Optional[str] = None     # why the last fetch failed (None: it did not)
+        self._failed: Optional[str] = None      # why the last fetch failed (None: it did not)
         self._lock = threading.Lock()
         self._inflight: Optional[threading.Event] = None
 
     def key_for(self, kid: Optional[str]) -> Any:
         """The key for ``kid`` (a lone key answers a token with no ``kid``)."""
-        now = time.monotonic()
-        if self.keys is None:
-            self._refresh(must=True)  # VerifierUnavailable when it cannot be fetched
-        elif now - self.tried_at >= self.verifier.refetch_interval and (
-                self._pick(self.keys, kid) is None or now - self.fetched_at > self.verifier.jwks_ttl):
-            self._refresh(must=False)  # a failure keeps the keys we have
-        key = self._pick(self.keys or {}, kid)
+        keys = self.keys
+        key = None if keys is None else self._pick(keys, kid)
         if key is None:
-            raise InvalidToken(f"the token is signed with a key ({kid!r}) the authorization server does not list")
+            # No keys yet, or not this one (a rotation?): only a fetch can tell, so wait for one.
+            self._refresh(wait=True)  # VerifierUnavailable when there are no keys and none can be fetched
+            key = self._pick(self.keys or {}, kid)
+            if key is None:
+                raise InvalidToken(f"the token is signed with a key ({kid!r}) the authorization server does not list")
+        elif time.monotonic() - self.fetched_at > self.verifier.jwks_ttl:
+            self._refresh(wait=False)  # a refresh is due: run it if none runs, but never wait on another's
         return key
 
     @staticmethod
@@ -154,33 +160,39 @@ class _KeySet:
             return next(iter(keys.values()))
         return keys.get(kid)
 
-    def _refresh(self, must: bool) -> None:
+    def _refresh(self, wait: bool) -> None:
+        """Fetch the keys if a fetch is due, or (``wait``) wait for the one under way."""
         with self._lock:
-            running = self._inflight
+            running, now = self._inflight, time.monotonic()
             if running is None:
-                if must and self._failed and time.monotonic() - self.tried_at < self.verifier.failure_backoff:
-                    raise VerifierUnavailable(self._failed)  # it just failed: answer at once
+                if self.keys is None:
+                    if self._failed and now - self.ended_at < self.verifier.failure_backoff:
+                        raise VerifierUnavailable(self._failed)  # it just failed: answer at once
+                elif now - self.started_at < self.verifier.refetch_interval:
+                    return  # fetched (or tried) lately: use the keys we have
                 self._inflight = mine = threading.Event()
-            elif self._failed is not None:  # a retry of a failed fetch runs: do not queue behind it
-                if must or self.keys is None:
-                    raise VerifierUnavailable(self._failed)
-                return  # keep the keys we have
+                self.started_at = now
+            elif self._failed is not None or not wait:
+                # A retry of a failed fetch runs (do not queue behind it), or this request has its key.
+                if self.keys is None:
+                    raise VerifierUnavailable(self._failed or "the signing keys are being fetched; try again")
+                return
         if running is not None:
             running.wait(self._longest_fetch())
             if self.keys is None:
                 raise VerifierUnavailable(self._failed or "the signing keys are being fetched; try again")
             return
         try:
-            self.keys = self._fetch()
-            self.fetched_at, self._failed = time.monotonic(), None
+            keys = self._fetch()
+            self.keys, self.fetched_at, self._failed = keys, time.monotonic(), None
         except VerifierUnavailable as exc:
             self._failed = str(exc)
             log.error("cannot fetch the signing keys: %s", exc)
-            if must or self.keys is None:
+            if self.keys is None:
                 raise
         finally:
             with self._lock:
-                self.tried_at = time.monotonic()  # the back-off and the refetch interval count from here
+                self.ended_at = time.monotonic()  # the back-off counts from here
                 self._inflight = None
             mine.set()
 
@@ -226,11 +238,14 @@ class JWTVerifier:
         accept_typ: the header ``typ`` values taken for an access token: ``at+jwt`` (RFC 9068 §2.1),
             with or without ``application/``, in any case. Add ``"JWT"`` for an issuer that types
             its access tokens so (other JWTs it signs, ID or logout tokens, could then pass too).
-        allow_untyped: also take a token with no ``typ`` at all (an issuer that sends none).
+        allow_untyped: also take a token with no ``typ`` at all (an issuer that sends none). The
+            first token refused for its ``typ`` is logged as a warning naming these two settings.
         leeway: seconds of clock skew allowed on ``exp`` and ``nbf``.
         timeout: seconds for each fetch of the metadata or the keys.
-        refetch_interval: the least seconds between two fetches for an unknown key id.
-        jwks_ttl: seconds before the key set is fetched again anyway.
+        refetch_interval: the least seconds between the starts of two fetches of the keys (for
+            an unknown key id, or a refresh).
+        jwks_ttl: seconds before the key set is fetched again anyway (by the request that finds it
+            due; the others go on with the keys they have).
         failure_backoff: seconds from the end of a failed fetch (with no keys at all) during which
             requests get 503 at once instead of each waiting on a new fetch.
         cache_seconds: how long a verified token is remembered (never past its ``exp``).
@@ -258,6 +273,8 @@ class JWTVerifier:
         self.failure_backoff = failure_backoff
         self.cache: TokenCache = TokenCache(cache_seconds)
         self.keys: _KeySet = _KeySet(self)
+        self._lock = threading.Lock()
+        self._typ_warned = False  # the typ warning is given once per verifier
 
     def __repr__(self) -> str:
         return f"<JWTVerifier issuer={self.issuer} audience={self.audience}>"
@@ -282,6 +299,23 @@ class JWTVerifier:
             return self.jwks_uri
         raise VerifierUnavailable("no jwks_uri for " + self.issuer + ": " + "; ".join(failures))
 
+    def _warn_typ(self, typ: Any) -> None:
+        """Say once, as a warning, that tokens are refused for their ``typ``: each refusal is only
+        logged at info, and an issuer that types its access tokens otherwise (Keycloak, Entra ID and
+        Auth0 send ``JWT``; Okta and Cognito send none) would otherwise see every client refused
+        with no hint at the setting."""
+        with self._lock:
+            if self._typ_warned:
+                return
+            self._typ_warned = True
+        if typ is None:
+            fix = "JWTVerifier(..., allow_untyped=True)"
+        else:
+            fix = f"JWTVerifier(..., accept_typ={tuple(self.accept_typ) + (str(typ),)!r})"
+        log.warning("%r refused a token whose header typ is %r: access tokens must be typed %s (RFC 9068 §2.1, "
+                    "RFC 8725 §3.11). If %s types its access tokens so, build the verifier with %s "
+                    "(logged once)", self, typ, " or ".join(self.accept_typ), self.issuer, fix)
+
     def verify(self, token: str) -> Principal:
         """The principal of a valid token; :class:`InvalidToken` (or :class:`VerifierUnavailable`)."""
         decision = self.cache.get(token)
@@ -302,6 +336,7 @@ class JWTVerifier:
         if not (typ is None and self.allow_untyped) and (
                 not isinstance(typ, str) or media_type(typ) not in self._types):
             wanted = " or ".join(self.accept_typ)
+            self._warn_typ(typ)
             raise InvalidToken(f"the token is not an access token: its typ is {typ!r}, not {wanted}")
         key = self.keys.key_for(header.get("kid"))
         try:
@@ -328,6 +363,12 @@ class JWTVerifier:
             raise InvalidToken("the token names no subject (sub)")
         self.cache.put(token, principal, principal.expires_at)
         return principal
+
+
+#: The OAuth errors with which an introspection endpoint refuses the *token* (RFC 7009 §2.2.1
+#: ``unsupported_token_type``, RFC 6750 §3.1 ``invalid_token``, RFC 6749 §5.2 ``invalid_grant``):
+#: a 4xx with another error is about the request this server made, not the token.
+TOKEN_REFUSALS = frozenset({"unsupported_token_type", "invalid_token", "invalid_grant"})
 
 
 class IntrospectionVerifier:
@@ -415,11 +456,14 @@ class IntrospectionVerifier:
 
         RFC 7662 §2.2 wants ``active: false`` for any token the caller may not know about, yet
         servers answer some with an OAuth error instead (oidc-provider: 400
-        ``unsupported_token_type`` for a JWT): a definite no all the same, so the client hears
-        401 ``invalid_token`` (RFC 6750 §3.1), not a 503 that has it retry the same token. But
-        401, 403 or ``invalid_client`` refuse *this server's* credentials (RFC 7662 §2.3, RFC 6749
-        §5.2), and 429 or a body that is no OAuth error (a 404 page: a wrong endpoint URL) say
-        nothing about the token: those stay 503, so that no client throws a good token away.
+        ``unsupported_token_type`` for a JWT). Only the errors that refuse *the token*
+        (:data:`TOKEN_REFUSALS`, in a 4xx other than 401, 403, 429) are a definite no: the client
+        hears 401 ``invalid_token`` (RFC 6750 §3.1), and the answer is cached. Every other 4xx is
+        about *our* request (400 ``invalid_request``; 401, 403 or ``invalid_client``: this
+        server's credentials, RFC 7662 §2.3, RFC 6749 §5.2), or says nothing about the token
+        (429, a 404 page: a wrong endpoint URL): 503, not cached, and logged as an error saying
+        what the authorization server answered, so that no client throws a good token away
+        while the operator has something to fix.
         """
         status = response.status_code
         try:
@@ -427,17 +471,27 @@ class IntrospectionVerifier:
         except ValueError:
             body = None
         error = body.get("error") if isinstance(body, dict) else None
-        if status in (401, 403) or error in ("invalid_client", "unauthorized_client"):
-            log.error("the introspection endpoint refused minimcp's client %r (HTTP %d %s): check client_id "
-                      "and client_secret", self.client_id, status, error or "")
-            raise VerifierUnavailable(f"token introspection at {self.endpoint} refused this server's "
-                                      f"credentials (HTTP {status})")
-        if status == 429 or not isinstance(error, str) or not error:
-            raise VerifierUnavailable(f"token introspection at {self.endpoint} answered HTTP {status}"
-                                      f"{' ' + error if isinstance(error, str) else ''}")
         description = body.get("error_description") if isinstance(body, dict) else None
-        return InvalidToken(f"the authorization server refused the token: {error}"
-                            + (f" ({description})" if isinstance(description, str) and description else ""))
+        if isinstance(error, str) and error:
+            said = error + (f" ({description})" if isinstance(description, str) and description else "")
+        else:  # not the body itself: an error page may echo the request, and with it the token
+            said = f"no OAuth error (a {response.headers.get('Content-Type') or 'untyped'} body)"
+        said = "".join(c if c.isprintable() else "?" for c in said[:300])  # one log line, whatever it sent
+        if status in (401, 403) or error in ("invalid_client", "unauthorized_client"):
+            # RFC 7662 §2.1: a 401 is the endpoint refusing *us*, whatever the error (an
+            # invalid_token there would be about a bearer token this server presented).
+            fix = f"it refuses this server's own credentials: check client_id {self.client_id!r}, " \
+                  "client_secret and auth_method"
+        elif error in TOKEN_REFUSALS and status != 429:
+            return InvalidToken(f"the authorization server refused the token: {said}")
+        elif status == 429:
+            fix = "it is rate limiting this server; raise cache_seconds or ask for a higher limit"
+        elif isinstance(error, str) and error:
+            fix = "check the endpoint URL and auth_method, and what the authorization server expects"
+        else:
+            fix = "check the endpoint URL: this does not look like an introspection endpoint"
+        log.error("token introspection at %s answered HTTP %d, %s: %s", self.endpoint, status, said, fix)
+        raise VerifierUnavailable(f"token introspection at {self.endpoint} answered HTTP {status}: {said}")
 
     def _decide(self, body: Dict[str, Any]) -> Any:
         """A principal for an active token's answer, else the :class:`InvalidToken` to raise."""
@@ -523,6 +577,7 @@ class DPoPProofs:
     its key must be the one the token is bound to (``cnf.jkt``: the key's RFC 7638 thumbprint).
     Each proof is taken once: its ``jti`` is remembered until its ``iat`` is out of the window, for
     at most ``cache_size`` proofs at a time (beyond that the oldest are forgotten, and logged).
+    PyJWT is imported when the first proof is checked (:attr:`jwt`), not when this is made.
 
     Args:
         algorithms: the ``alg`` values taken (never ``none``, never HMAC: the key is public); also
@@ -533,7 +588,7 @@ class DPoPProofs:
 
     def __init__(self, algorithms: Sequence[str] = ("ES256", "ES384", "PS256", "RS256", "EdDSA"), *,
                  window: float = 300.0, cache_size: int = 65536) -> None:
-        self.jwt: Any = _import_jwt()  # the PyJWT module
+        self._jwt: Any = None  # PyJWT, imported when the first proof is checked (see the jwt property)
         self.algorithms: List[str] = [a for a in algorithms if a != "none" and not a.startswith("HS")]
         self.window = window
         self.cache_size = cache_size
@@ -543,6 +598,14 @@ class DPoPProofs:
 
     def __repr__(self) -> str:
         return f"<DPoPProofs algs={' '.join(self.algorithms)} window={self.window:g}s>"
+
+    @property
+    def jwt(self) -> Any:
+        """The PyJWT module, imported on first use (ImportError naming the ``auth`` extra): a
+        server that never sees a DPoP proof, an introspection-only one say, never loads it."""
+        if self._jwt is None:
+            self._jwt = _import_jwt()
+        return self._jwt
 
     def check(self, proof: str, method: str, urls: Sequence[str], access_token: str, jkt: str) -> None:
         """Accept ``proof`` for one request (``method``, its URL: one of ``urls``) with ``access_token``,
