@@ -12,7 +12,10 @@ An :class:`OutStream` is one *logical* stream: messages are pushed to it by
 the session, whichever HTTP connection (the POST's, or a resuming GET's)
 happens to be attached. In SSE mode every message is stored in the
 :class:`EventStore` as it is pushed, so a connection reads "everything after
-the last id I sent" whether the event is new or replayed.
+the last id I sent" whether the event is new or replayed. A connection attached
+to the stream gets each new event from the stream itself, not from the store,
+so the store's bounds (which may drop an event, or not keep one too big) cost
+only resumption, never a live client a message.
 """
 
 import collections
@@ -50,6 +53,10 @@ KEEPALIVE_SECONDS = 15.0
 OPENING = b": stream open\n\n"
 #: Seconds a second GET waits for the one holding the standalone stream to find its client gone.
 TAKEOVER_WAIT = 1.0
+#: Seconds the events a POST's SSE answer starts with wait for that POST's connection to take
+#: them (``OutStream.switch_to_sse``): it does so as soon as its headers are written, so this
+#: only bounds what is held for a client that left at once (the store still has them).
+HANDOFF_SECONDS = 10.0
 #: Seconds between two looks at an idle stream's socket, where the server lends it (``gone``):
 #: a client that left frees its thread within this, and a stopping server is not held for
 #: the next keepalive (one poll each, no write).
@@ -80,6 +87,10 @@ class EventStore:
     stream to replay: only that one (spec: never replay other streams' messages).
     An event's data is the bytes of one message as ``jsonrpc.encode`` made it,
     or ``b""`` for the mark a stream starts after.
+
+    The store is for *resumption* only: a connection that is attached to a stream gets each
+    event from the stream itself, so a store may drop events (to stay in its bounds) without
+    a live client missing any.
     """
 
     def store(self, stream_id: str, data: bytes) -> str:
@@ -87,61 +98,170 @@ class EventStore:
         raise NotImplementedError
 
     def events_after(self, event_id: str) -> Optional[Tuple[str, List[Tuple[str, bytes]]]]:
-        """The stream ``event_id`` belongs to and its events after it, or ``None`` if unknown."""
+        """The stream ``event_id`` belongs to and *all* its events after it, or ``None`` if the
+        stream is unknown or some event after ``event_id`` is no longer kept (a replay with a
+        gap would lose a message silently; ``None`` makes the resuming GET a 404)."""
         raise NotImplementedError
 
     def forget(self, stream_id: str) -> None:
         """Drop a stream's events (its session ended)."""
 
+    def bind(self, stream_id: str, session: str) -> None:
+        """Say that ``stream_id`` belongs to ``session`` (an opaque key), before its first event,
+        so a store can bound what one session keeps. The default ignores it."""
+
+
+#: The default bounds of a :class:`MemoryEventStore`, in bytes of event data.
+MAX_STORE_BYTES = 64 * 1024 * 1024
+MAX_SESSION_BYTES = 8 * 1024 * 1024
+
+
+class _Group:
+    """The events one session keeps in a :class:`MemoryEventStore`, oldest first."""
+
+    __slots__ = ("key", "bytes", "order", "streams")
+
+    def __init__(self, key: Optional[str]) -> None:
+        self.key = key  # None: a stream bound to no session is a group of its own
+        self.bytes = 0
+        self.order: collections.OrderedDict[Tuple[str, int], int] = collections.OrderedDict()
+        self.streams = 0
+
+
+class _Kept:
+    """One stream's events in a :class:`MemoryEventStore`."""
+
+    __slots__ = ("events", "seq", "dropped", "group")
+
+    def __init__(self, group: _Group) -> None:
+        self.events: Deque[Tuple[int, bytes]] = collections.deque()
+        self.seq = 0  # the last event's number
+        self.dropped = 0  # the newest event number no longer kept (0: none)
+        self.group = group
+
 
 class MemoryEventStore(EventStore):
-    """A bounded in-memory :class:`EventStore`.
+    """A bounded in-memory :class:`EventStore`, bounded by count and by bytes.
+
+    Past a bound the oldest events go first. A resuming client whose ``Last-Event-ID``
+    is followed by an event no longer kept gets ``None`` from :meth:`events_after` (the
+    app answers 404): never a replay with a hole in it. An event larger than a byte bound
+    is not kept at all (a connection attached to its stream still gets it).
 
     Args:
-        max_events: events kept per stream (the oldest go first).
+        max_events: events kept per stream.
         max_streams: streams kept (the least recently written go first).
+        max_bytes: bytes of event data kept in all.
+        max_session_bytes: bytes of event data kept for one session (see :meth:`bind`;
+            a stream bound to none is bounded alone).
+
+    ``held_bytes`` is the event data kept now, in bytes.
     """
 
-    def __init__(self, max_events: int = 1000, max_streams: int = 10_000) -> None:
+    def __init__(self, max_events: int = 1000, max_streams: int = 10_000, *, max_bytes: int = MAX_STORE_BYTES,
+                 max_session_bytes: int = MAX_SESSION_BYTES) -> None:
         self.max_events = max_events
         self.max_streams = max_streams
-        self._streams: collections.OrderedDict[str, Deque[Tuple[int, bytes]]] = collections.OrderedDict()
-        self._next: Dict[str, int] = {}
+        self.max_bytes = max_bytes
+        self.max_session_bytes = max_session_bytes
+        #: Bytes of event data held now (the sum of every kept event's length).
+        self.held_bytes = 0
+        self._streams: collections.OrderedDict[str, _Kept] = collections.OrderedDict()
+        self._groups: Dict[str, _Group] = {}
+        # Every kept non-empty event, oldest first: what max_bytes evicts. (Empty events, the
+        # marks streams start after, cost no bytes and go by the count bounds alone.)
+        self._order: collections.OrderedDict[Tuple[str, int], int] = collections.OrderedDict()
         self._lock = threading.Lock()
 
-    def store(self, stream_id: str, data: bytes) -> str:
-        """Keep one event; evict the oldest event or stream past the bounds."""
+    def bind(self, stream_id: str, session: str) -> None:
+        """Count ``stream_id``'s events in ``session``'s bytes (``max_session_bytes``)."""
         with self._lock:
-            events = self._streams.get(stream_id)
-            if events is None:
-                events = self._streams[stream_id] = collections.deque(maxlen=self.max_events)
-                while len(self._streams) > self.max_streams:
-                    old, _ = self._streams.popitem(last=False)
-                    self._next.pop(old, None)
+            if stream_id in self._streams:
+                return  # it has events already: it stays bounded alone
+            group = self._groups.get(session)
+            if group is None:
+                group = self._groups[session] = _Group(session)
+            self._open(stream_id, group)
+
+    def store(self, stream_id: str, data: bytes) -> str:
+        """Keep one event; evict the oldest events or streams past the bounds."""
+        size = len(data)
+        with self._lock:
+            kept = self._streams.get(stream_id)
+            if kept is None:
+                kept = self._open(stream_id, _Group(None))
             else:
                 self._streams.move_to_end(stream_id)
-            seq = self._next.get(stream_id, 0) + 1
-            self._next[stream_id] = seq
-            events.append((seq, data))
+            kept.seq += 1
+            seq = kept.seq
+            if size > self.max_session_bytes or size > self.max_bytes:
+                kept.dropped = seq  # never kept: a resume from before it is refused, not a gap
+                return f"{stream_id}-{seq}"
+            kept.events.append((seq, data))
+            group = kept.group
+            if size:
+                key = (stream_id, seq)
+                self._order[key] = group.order[key] = size
+                group.bytes += size
+                self.held_bytes += size
+            if len(kept.events) > self.max_events:
+                self._evict(stream_id, kept.events[0][0])
+            while group.bytes > self.max_session_bytes:  # (ends: the new event fits alone)
+                self._evict(*next(iter(group.order)))
+            while self.held_bytes > self.max_bytes:
+                self._evict(*next(iter(self._order)))
         return f"{stream_id}-{seq}"
 
     def events_after(self, event_id: str) -> Optional[Tuple[str, List[Tuple[str, bytes]]]]:
-        """Replay what came after ``event_id`` on its own stream."""
+        """Replay what came after ``event_id`` on its own stream; ``None`` if that is not all kept."""
         stream_id, _, seq_text = event_id.rpartition("-")
-        if not seq_text.isdigit():
+        if not (seq_text.isascii() and seq_text.isdigit()):  # ("²".isdigit(), but int() refuses it)
             return None
         seq = int(seq_text)
         with self._lock:
-            events = self._streams.get(stream_id)
-            if events is None:
+            kept = self._streams.get(stream_id)
+            if kept is None or seq < kept.dropped:
                 return None
-            return stream_id, [(f"{stream_id}-{n}", data) for n, data in events if n > seq]
+            return stream_id, [(f"{stream_id}-{n}", data) for n, data in kept.events if n > seq]
 
     def forget(self, stream_id: str) -> None:
         """Drop a stream's events."""
         with self._lock:
-            self._streams.pop(stream_id, None)
-            self._next.pop(stream_id, None)
+            if stream_id in self._streams:
+                self._drop_stream(stream_id)
+
+    def _open(self, stream_id: str, group: _Group) -> _Kept:
+        kept = self._streams[stream_id] = _Kept(group)
+        group.streams += 1
+        while len(self._streams) > self.max_streams:
+            self._drop_stream(next(iter(self._streams)))
+        return kept
+
+    def _drop_stream(self, stream_id: str) -> None:
+        kept = self._streams.pop(stream_id)
+        group = kept.group
+        for seq, data in kept.events:
+            if data:
+                self._uncount((stream_id, seq), len(data), group)
+        group.streams -= 1
+        if not group.streams and group.key is not None:
+            del self._groups[group.key]
+
+    def _evict(self, stream_id: str, seq: int) -> None:
+        """Drop event ``seq`` of ``stream_id`` and the (empty) ones before it, oldest first."""
+        kept = self._streams[stream_id]
+        events = kept.events
+        while events and events[0][0] <= seq:
+            n, data = events.popleft()
+            if data:
+                self._uncount((stream_id, n), len(data), kept.group)
+        kept.dropped = max(kept.dropped, seq)
+
+    def _uncount(self, key: Tuple[str, int], size: int, group: _Group) -> None:
+        del self._order[key]
+        del group.order[key]
+        group.bytes -= size
+        self.held_bytes -= size
 
 
 class OutStream:
@@ -155,11 +275,15 @@ class OutStream:
         store: where events are kept.
         expected: the ids of the responses that end the stream (empty for
             the standalone stream, which never ends by itself).
+        session: the key of the session the stream belongs to, given to
+            ``store.bind`` before its first event (the store's per-session bound).
     """
 
-    def __init__(self, store: EventStore, expected: Optional[Set["RequestId"]] = None) -> None:
+    def __init__(self, store: EventStore, expected: Optional[Set["RequestId"]] = None,
+                 session: Optional[str] = None) -> None:
         self.id: str = f"{_STREAM_IDS.getrandbits(64):016x}"
         self.store: EventStore = store
+        self._session = session  # bound in the store at the first event (most streams never store one)
         self.expected: Set[RequestId] = set(expected or ())
         self.standalone: bool = not self.expected
         #: True once every expected response was pushed (never, for the standalone stream).
@@ -175,6 +299,33 @@ class OutStream:
         # Set by wake() and kept until the streaming thread looks: a wake that comes while it
         # is writing (not waiting) would otherwise be lost, and the GET taking over get a 409.
         self.woken: bool = False
+        # One queue per attached connection (events()): each new event goes to each, so a live
+        # client never depends on what the store kept. The handoff: the queue switch_to_sse()
+        # fills for the POST's own connection, (start id, queue, deadline), until it takes it.
+        self._readers: List[Deque[Tuple[str, bytes]]] = []
+        self._handoff: Optional[Tuple[str, Deque[Tuple[str, bytes]], float]] = None
+
+    def mark(self) -> str:
+        """Store an empty event (a mark a connection starts after) and return its id."""
+        with self.cond:
+            return self._keep(b"")
+
+    def _keep(self, data: bytes) -> str:
+        """Store one event (the caller holds ``cond``) and hand it to each attached connection."""
+        if self._session is not None:
+            self.store.bind(self.id, self._session)
+            self._session = None  # (once: before the stream's first event)
+        event_id = self.store.store(self.id, data)
+        for queue in self._readers:
+            queue.append((event_id, data))
+        if self._handoff is not None and time.monotonic() > self._handoff[2]:
+            self._detach(self._handoff[1])  # the POST's connection never came: the store has them
+        return event_id
+
+    def _detach(self, queue: Deque[Tuple[str, bytes]]) -> None:
+        self._readers = [other for other in self._readers if other is not queue]  # (deques compare by value)
+        if self._handoff is not None and self._handoff[1] is queue:
+            self._handoff = None
 
     def push(self, data: bytes, response_id: object = None) -> None:
         """Add one message (as ``jsonrpc.encode`` made it); ``response_id`` is set when it is
@@ -185,7 +336,7 @@ class OutStream:
                 self.expected.discard(response_id)
                 self.done = not self.expected
             if self.sse:
-                self.last_id = self.store.store(self.id, data)
+                self.last_id = self._keep(data)
             else:
                 self.pending.append((data, is_response))
             self.cond.notify_all()
@@ -203,13 +354,21 @@ class OutStream:
             return list(self.pending)
 
     def switch_to_sse(self) -> str:
-        """Decide SSE: store what waited, return the id the stream starts after."""
+        """Decide SSE: store what waited, return the id the stream starts after.
+
+        What waited, and what comes next, is also queued for the connection that streams
+        ``events(after=<that id>)`` (the POST's own), so it gets every event even where the
+        store keeps none: one too big for it, say.
+        """
         with self.cond:
-            start = self.store.store(self.id, b"")  # the priming event's id (spec 2025-11-25)
+            start = self._keep(b"")  # the priming event's id (spec 2025-11-25)
+            queue: Deque[Tuple[str, bytes]] = collections.deque()
+            self._readers.append(queue)
+            self._handoff = (start, queue, time.monotonic() + HANDOFF_SECONDS)
             if self.closed_by_server and self.close_index == 0:
                 self.close_after = start
             for index, (data, _) in enumerate(self.pending, start=1):
-                self.last_id = self.store.store(self.id, data)
+                self.last_id = self._keep(data)
                 if self.closed_by_server and index == self.close_index:
                     self.close_after = self.last_id
             self.pending = []
@@ -249,36 +408,60 @@ class OutStream:
         (asked on each wake, and every :data:`GONE_POLL_SECONDS` while idle)
         says the client closed its connection.
         """
-        last = after
-        wait = keepalive if gone is None else min(keepalive, GONE_POLL_SECONDS)
-        quiet = 0.0  # seconds waited since the last bytes went out
-        while True:
-            replay = self.store.events_after(last)
+        queue = self._attach(after)
+        if queue is None:
+            return  # the store forgot this stream, or an event after `after`: nothing to resume
+        try:
+            last = after
+            wait = keepalive if gone is None else min(keepalive, GONE_POLL_SECONDS)
+            quiet = 0.0  # seconds waited since the last bytes went out
+            while True:
+                with self.cond:
+                    batch = list(queue)
+                    queue.clear()
+                for index, (event_id, data) in enumerate(batch):
+                    last = event_id
+                    if data:  # the priming event is empty: never resend it
+                        yield format_event(data, event_id)
+                    if event_id == self.close_after:
+                        with self.cond:  # (not ours to drop, if the close is not taken here after all)
+                            queue.extendleft(reversed(batch[index + 1:]))
+                        break
+                with self.cond:  # never yield while holding it
+                    if self.close_after is not None and self.close_after == last:
+                        self.close_after = None  # the server closed it here; the resuming connection goes on
+                        self.closed_by_server = False
+                        return
+                    if queue:
+                        continue  # more came while we were writing
+                    if self.done or self.abandoned:
+                        return
+                    woke = self.woken or self.cond.wait(wait)
+                    self.woken = False
+                if gone is not None and gone():
+                    return  # the client left: free the stream now, not after two failed keepalives
+                quiet = 0.0 if woke else quiet + wait
+                if quiet >= keepalive:
+                    quiet = 0.0
+                    yield b": keepalive\n\n"
+        finally:
+            with self.cond:
+                self._detach(queue)
+
+    def _attach(self, after: str) -> Optional[Deque[Tuple[str, bytes]]]:
+        """The queue a new connection reads: the handoff, if it starts where that does, else the
+        store's replay after ``after`` (None if the store cannot give all of it), then live events."""
+        with self.cond:
+            if self._handoff is not None and self._handoff[0] == after:
+                queue = self._handoff[1]
+                self._handoff = None
+                return queue
+            replay = self.store.events_after(after)
             if replay is None:
-                return  # the store forgot this stream: nothing to resume
-            for event_id, data in replay[1]:
-                last = event_id
-                if data:  # the priming event is empty: never resend it
-                    yield format_event(data, event_id)
-                if event_id == self.close_after:
-                    break
-            with self.cond:  # never yield while holding it
-                if self.close_after is not None and self.close_after == last:
-                    self.close_after = None  # the server closed it here; the resuming connection goes on
-                    self.closed_by_server = False
-                    return
-                if self.last_id is not None and self.last_id != last:
-                    continue  # more came while we were writing
-                if self.done or self.abandoned:
-                    return
-                woke = self.woken or self.cond.wait(wait)
-                self.woken = False
-            if gone is not None and gone():
-                return  # the client left: free the stream now, not after two failed keepalives
-            quiet = 0.0 if woke else quiet + wait
-            if quiet >= keepalive:
-                quiet = 0.0
-                yield b": keepalive\n\n"
+                return None
+            queue = collections.deque(replay[1])
+            self._readers.append(queue)
+            return queue
 
 
 class HTTPSessionTransport(Transport):
@@ -292,13 +475,16 @@ class HTTPSessionTransport(Transport):
 
     def __init__(self, store: EventStore, standalone: bool = True) -> None:
         self.store = store
+        # The key the store bounds this session's events by (EventStore.bind): never sent anywhere.
+        # A one-POST connection has one stream, bounded alone (and a POST spends no draw on it).
+        self.session_key: Optional[str] = f"{_STREAM_IDS.getrandbits(64):016x}" if standalone else None
         self.streams: Dict[Any, OutStream] = {}
         self.by_stream_id: Dict[str, OutStream] = {}
-        self.standalone: Optional[OutStream] = OutStream(store) if standalone else None
+        self.standalone: Optional[OutStream] = OutStream(store, session=self.session_key) if standalone else None
         self._listening = False  # a GET is attached to the standalone stream
         # The first GET gets what was sent before it came (the client opens it
         # right after initialize, but a notification may be quicker).
-        self._first_start = store.store(self.standalone.id, b"") if self.standalone else None
+        self._first_start = self.standalone.mark() if self.standalone else None
         self._lock = threading.Lock()
         # Only a session's transport has a standalone stream to hand over (and a Condition is the
         # costly part to make: not made for a POST's own session, which never needs it).
@@ -328,7 +514,7 @@ class HTTPSessionTransport(Transport):
                 return None
             self._listening = True
             start, self._first_start = self._first_start, None
-        return start if start is not None else self.store.store(self.standalone.id, b"")
+        return start if start is not None else self.standalone.mark()
 
     def detach_standalone(self) -> None:
         """The GET holding the standalone stream ended; the next one may attach."""
@@ -356,7 +542,7 @@ class HTTPSessionTransport(Transport):
 
     def open_stream(self, request_ids: Set["RequestId"]) -> OutStream:
         """Register the stream that will carry the answers to these requests."""
-        stream = OutStream(self.store, request_ids)
+        stream = OutStream(self.store, request_ids, self.session_key)
         with self._lock:
             for request_id in request_ids:
                 self.streams[request_id] = stream
@@ -422,7 +608,7 @@ class SSEServerTransport(Transport):
     def __init__(self) -> None:
         self._stream = OutStream(MemoryEventStore(max_events=1000, max_streams=1))
         # Marked now: the client may POST (and be answered) before the GET body starts.
-        self._start = self._stream.store.store(self._stream.id, b"")
+        self._start = self._stream.mark()
 
     def read(self) -> None:
         """Never called: messages arrive by POST."""
