@@ -10,6 +10,7 @@ and a step-up against an authorization server that pins a registered
 client to the scopes it registered with (as oidc-provider does by default).
 """
 
+import base64
 import json
 import os
 import re
@@ -256,11 +257,14 @@ def test_the_url_rule_table():
 
     remote, loopback, intranet = "https://mcp.example.com/mcp", "http://127.0.0.1:8/mcp", "https://10.0.0.5/mcp"
     allowed = [
-        ("https://as.example/token", remote), ("http://127.0.0.1:5/x", remote), ("http://127.1:5/x", remote),
-        ("http://0x7f000001/x", remote), ("http://localhost:5/x", remote), ("http://[::1]:5/x", remote),
-        ("http://[::ffff:127.0.0.1]:5/x", remote), ("HTTPS://AS.EXAMPLE/x", remote),
+        ("https://as.example/token", remote), ("HTTPS://AS.EXAMPLE/x", remote), ("https://8.8.8.8/x", remote),
+        ("https://[2606:4700::1111]/x", remote),
+        ("https://[64:ff9b::808:808]/x", remote), ("https://[2002:808:808::]/x", remote),  # NAT64, 6to4 of 8.8.8.8
         ("https://10.0.0.1/x", loopback),     # a loopback server (tests, a local proxy) may name its network
+        ("http://127.0.0.1:5/x", loopback), ("http://localhost:5/x", loopback), ("http://[::1]:5/x", loopback),
         ("https://169.254.169.254/x", None),  # a URL the user gave: the https rule only
+        ("http://127.0.0.1:5/x", None), ("http://127.1:5/x", None), ("http://0x7f000001/x", None),
+        ("http://localhost:5/x", None), ("http://[::1]:5/x", None), ("http://[::ffff:127.0.0.1]:5/x", None),
         ("https://10.0.0.5/.well-known/x", intranet),  # a server pointing at its own host
     ]
     for url, named_by in allowed:
@@ -278,6 +282,26 @@ def test_the_url_rule_table():
         ("https://100.100.100.200/", remote, "cloud"), ("https://[fe80::1%25eth0]/", remote, "link-local"),
         ("https://0.0.0.0/", remote, "unspecified"), ("https://[::]/", remote, "unspecified"),
         ("https://10.0.0.6/x", intranet, "private"),  # another host of the intranet: the server's own only
+        # this machine, named by a remote server: a local service (a Docker API on 2375 ...), however spelled
+        ("http://127.0.0.1:2375/containers/json", remote, LOOPBACK_WORDS), ("http://127.1:5/x", remote, "loopback"),
+        ("http://0x7f000001/x", remote, "loopback"), ("http://localhost:5/x", remote, "loopback"),
+        ("http://LOCALHOST./x", remote, "loopback"), ("https://app.localhost/x", remote, "loopback"),
+        ("http://[::1]:5/x", remote, "loopback"), ("http://[::ffff:127.0.0.1]:5/x", remote, "loopback"),
+        ("https://127.0.0.1/x", intranet, "loopback"),
+        # what is not globally reachable, however it is reached (RFC 6890 registries; RFC 6052, RFC 3056)
+        ("https://100.64.0.1/", remote, "private or special-purpose"),       # shared (carrier-grade NAT)
+        ("https://[64:ff9b::a9fe:a9fe]/", remote, "cloud metadata"),        # NAT64 of 169.254.169.254
+        ("https://[64:ff9b::a00:1]/", remote, "private"),                   # NAT64 of 10.0.0.1
+        ("https://[2002:a9fe:a9fe::]/", remote, "cloud metadata"),          # 6to4 of 169.254.169.254
+        ("https://[2002:7f00:1::]/", remote, "loopback"),                   # 6to4 of 127.0.0.1
+        ("https://[fec0::1]/", remote, "private or special-purpose"),       # IPv6 site-local
+        ("https://224.0.0.1/", remote, "private or special-purpose"),       # multicast
+        ("https://[ff02::1]/", remote, "private or special-purpose"),
+        ("https://255.255.255.255/", remote, "private or special-purpose"),  # broadcast
+        ("https://240.0.0.1/", remote, "private or special-purpose"),       # reserved
+        ("https://198.18.0.1/", remote, "private or special-purpose"),      # benchmarking
+        ("https://[2001:db8::1]/", remote, "private or special-purpose"),   # documentation
+        ("https://[::a9fe:a9fe]/", remote, "private or special-purpose"),   # IPv4-compatible (deprecated)
     ]
     for url, named_by, words in refused:
         with pytest.raises(AuthError, match=re.escape(words)):
@@ -291,6 +315,117 @@ def test_the_url_rule_table():
 
 
 HTTPS_WORDS = "must be https (or http on a loopback address)"
+LOOPBACK_WORDS = ("127.0.0.1 is this machine (a loopback address), and mcp.example.com is a remote server; "
+                  "a remote server may not send the client to this machine")
+
+
+class Recorder:
+    """A service on this machine (a Docker API on 127.0.0.1:2375, say): records each request's path."""
+
+    def __init__(self) -> None:
+        self.paths: List[str] = []
+        self.http = BackgroundServer(self)
+
+    def __call__(self, environ: dict, start_response: Callable) -> List[bytes]:
+        self.paths.append(environ["PATH_INFO"])
+        body = b'{"resource": "pwned", "authorization_servers": ["https://evil.example"]}'
+        start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+        return [body]
+
+
+@pytest.mark.parametrize("where", ["challenge", "authorization_servers"])
+def test_a_remote_server_may_not_send_the_client_to_this_machine(remote_host, where):
+    local = Recorder()
+    target = local.http.url + "/containers/json"  # loopback http: allowed by the https rule, not by a remote server
+
+    def challenge(url: str) -> str:
+        return f'Bearer resource_metadata="{target}"' if where == "challenge" else 'Bearer scope="mcp:read"'
+
+    def metadata(url: str) -> dict:
+        return {"resource": url, "authorization_servers": [target]}
+
+    with local.http, Challenger(challenge, metadata, host=remote_host) as server:
+        with pytest.raises(AuthError) as refused:
+            minimcp.connect(server.url, auth=oauth(), timeout=30)
+    message = str(refused.value)
+    assert message.startswith(f"refused {target} as the "), message
+    assert f"127.0.0.1 is this machine (a loopback address), and {remote_host} is a remote server" in message
+    assert local.paths == []  # nothing reached the local service
+
+
+def test_a_remote_issuer_may_not_name_this_machine_as_an_endpoint():
+    from minimcp.client.auth.urls import check_endpoints
+
+    for key in ("token_endpoint", "registration_endpoint", "authorization_endpoint", "jwks_uri"):
+        with pytest.raises(AuthError, match=f"^refused http://127.0.0.1:2375/x as the {key} of https://as.example: "
+                                            f"127.0.0.1 is this machine"):
+            check_endpoints({"issuer": "https://as.example", key: "http://127.0.0.1:2375/x"})
+    check_endpoints({"issuer": "http://127.0.0.1:8", "token_endpoint": "http://127.0.0.1:2375/x"})  # loopback: ok
+
+
+def loopback_name() -> Optional[str]:
+    """A host name the system resolver maps to this machine only, though no rule can tell from its
+    spelling (this machine's own name often is, in /etc/hosts; Debian's ip6-localhost); or None."""
+    from minimcp.client.auth.urls import address_of, internal_kind, is_loopback
+
+    for name in (socket.gethostname(), "ip6-localhost", "ip6-loopback", "localhost.localdomain"):
+        if not name or is_loopback(name) or internal_kind(name):
+            continue
+        try:
+            found = [info[4][0] for info in socket.getaddrinfo(name, None, type=socket.SOCK_STREAM)]
+        except OSError:
+            continue
+        addresses = [address_of(address) for address in found]
+        if addresses and all(address is not None and address.is_loopback for address in addresses):
+            return name
+    return None
+
+
+def test_a_host_name_that_resolves_to_this_machine_is_refused_once_connected_before_a_byte(remote_host):
+    name = loopback_name()
+    if name is None:
+        pytest.skip("no host name here resolves to loopback only (this machine's name does not, nor "
+                    "ip6-localhost): test_the_address_connected_to_is_checked_before_a_byte_is_sent covers "
+                    "the check without DNS")
+    family, _, _, _, address = socket.getaddrinfo(name, None, type=socket.SOCK_STREAM)[0]  # what is tried first
+    with socket.create_server((address[0], 0), family=family) as listener:
+        evil = f"https://{name}:{listener.getsockname()[1]}/.well-known/oauth-protected-resource"
+        with Challenger(lambda url: f'Bearer resource_metadata="{evil}"', lambda url: None,
+                        host=remote_host) as server:
+            with pytest.raises(AuthError) as refused:
+                minimcp.connect(server.url, auth=oauth(), timeout=30)
+        message = str(refused.value)
+        assert message.startswith(f"refused {evil} (the protected resource metadata request): {name} resolved to "
+                                  f"{address[0]}, which is this machine (a loopback address), and {remote_host} "
+                                  f"is a remote server"), message
+        listener.settimeout(10)
+        connection, _ = listener.accept()  # the client connected (so it could see where), then hung up...
+        with connection:
+            connection.settimeout(10)
+            assert connection.recv(1024) == b""  # ... before a byte: not even a TLS ClientHello
+
+
+def test_the_address_connected_to_is_checked_before_a_byte_is_sent():
+    """The connect-time check with no DNS in the way: the URL's host is the address, 127.0.0.1."""
+    from minimcp.client.auth.http import AuthHTTP
+
+    local = Recorder()
+    http = AuthHTTP(timeout=HTTP_TIMEOUT)
+    url = local.http.url + "/token"
+    try:
+        with local.http:
+            for named_by in ("https://mcp.example.com/mcp", "https://[2606:4700::1111]/", "https://10.0.0.5/mcp"):
+                with pytest.raises(AuthError, match=r"resolved to 127\.0\.0\.1, which is this machine .* Nothing "
+                                                    r"was sent to it$"):
+                    http.request("POST", url, what="the token request", named_by=named_by, data={"code": "c"})
+            assert local.paths == []
+            # named by the user, by a loopback server, or by a server on that very host: sent
+            for named_by in (None, "http://localhost:8/mcp", local.http.url + "/"):
+                with http.request("POST", url, what="the token request", named_by=named_by) as response:
+                    assert response.status_code == 200
+            assert local.paths == ["/token"] * 3
+    finally:
+        http.close()
 
 
 # -- 2. no secret in a repr, a str or an f-string ----------------------------------------------------
@@ -388,6 +523,30 @@ def test_a_store_folder_others_can_write_to_is_refused_until_fixed(tmp_path, loo
         message = str(refused.value)
         assert str(folder) in message and f"chmod go-w {folder}" in message, message
     os.chmod(folder, loose & ~0o022)  # what the message says to run
+    assert store.load(("client", "https://as.example")) == {"client_id": "kept"}
+
+
+@posix_only
+def test_a_store_folder_another_user_owns_is_refused(tmp_path):
+    folder = tmp_path / "tokens"
+    folder.mkdir(mode=0o755)
+    store = FileTokenStore(str(folder))
+    store.save(("client", "https://as.example"), {"client_id": "kept"})  # a folder of one's own: used
+    assert store.load(("client", "https://as.example")) == {"client_id": "kept"}
+    if os.geteuid() != 0:
+        pytest.skip("only root can give a folder to another user (chown); a folder of one's own was shown to pass")
+    other = 65534  # nobody
+    os.chown(folder, other, -1)
+    try:
+        for use in (lambda: store.load(("client", "https://as.example")),
+                    lambda: store.save(("client", "https://as.example"), {"client_id": "planted"}),
+                    lambda: list(store.items())):
+            with pytest.raises(AuthError) as refused:
+                use()
+            message = str(refused.value)
+            assert f"the token store folder {folder} belongs to another user (uid {other}; you are uid 0)" in message
+    finally:
+        os.chown(folder, 0, -1)  # root's own (and so, here, this user's): used again
     assert store.load(("client", "https://as.example")) == {"client_id": "kept"}
 
 
@@ -489,3 +648,90 @@ def test_a_registration_asks_for_every_scope_the_server_lists_and_a_token_only_f
         assert register["scope"].split() == ["mcp:read", "offline_access", "mcp:write"]
         [authorize] = running.auth.calls("/authorize")
         assert authorize["scope"].split() == ["mcp:read", "offline_access"]  # the token asks for no more
+
+
+# -- 5. a 401 with two challenges, for a DPoP request -----------------------------------------------
+
+class DPoPAuthServer(AuthServer):
+    """The fixture's authorization server, issuing DPoP-bound tokens to a token request with a proof."""
+
+    def metadata(self) -> dict:
+        return dict(super().metadata(), dpop_signing_alg_values_supported=["ES256"])
+
+    def __call__(self, environ: dict, start_response: Callable) -> List[bytes]:
+        if environ.get("PATH_INFO") != "/token" or not environ.get("HTTP_DPOP"):
+            return super().__call__(environ, start_response)
+        answered: Dict[str, Any] = {}
+        body = json.loads(b"".join(super().__call__(environ, lambda status, headers: answered.update(status=status))))
+        if "access_token" in body:
+            body["token_type"] = "DPoP"
+        data = json.dumps(body).encode()
+        start_response(answered["status"], [("Content-Type", "application/json"), ("Content-Length", str(len(data)))])
+        return [data]
+
+
+class NonceResource:
+    """A protected MCP server that takes a DPoP-bound token only with a proof carrying its nonce
+    (RFC 9449 §9), and words its 401s as minimcp's own server does: the Bearer challenge first,
+    with resource_metadata and scope; the error on the DPoP challenge, the scheme the request used."""
+
+    NONCE = "server-nonce-1"
+
+    def __init__(self, auth: AuthServer) -> None:
+        self.auth = auth
+        self.app = make_server().wsgi_app()
+        self.http = BackgroundServer(self)
+        self.url = self.http.url + "/mcp"
+        self.nonce_refusals = 0
+
+    def __call__(self, environ: dict, start_response: Callable) -> List[bytes]:
+        metadata_url = self.http.url + "/.well-known/oauth-protected-resource/mcp"
+        if environ["PATH_INFO"].startswith("/.well-known/oauth-protected-resource"):
+            body = json.dumps({"resource": self.url, "authorization_servers": [self.auth.url],
+                               "scopes_supported": ["mcp:read"], "dpop_bound_access_tokens_required": True}).encode()
+            start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+            return [body]
+        bearer = f'Bearer resource_metadata="{metadata_url}", scope="mcp:read"'
+        given = environ.get("HTTP_AUTHORIZATION", "")
+        if given.startswith("DPoP ") and self.auth.check(given[5:]):
+            payload = environ.get("HTTP_DPOP", "..").split(".")[1]
+            claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+            if claims.get("nonce") == self.NONCE:
+                return self.app(environ, start_response)
+            self.nonce_refusals += 1
+            challenge = bearer + ', DPoP error="use_dpop_nonce", error_description="send the nonce", algs="ES256"'
+        else:
+            challenge = bearer + ', DPoP algs="ES256"'
+        start_response("401 Unauthorized", [("WWW-Authenticate", challenge), ("DPoP-Nonce", self.NONCE),
+                                            ("Content-Length", "0")])
+        return [b""]
+
+
+def test_a_use_dpop_nonce_on_the_second_of_two_challenges_is_answered_with_the_nonce():
+    auth = DPoPAuthServer()
+    resource = NonceResource(auth)
+    with auth, resource.http:
+        try:
+            with minimcp.connect(resource.url, auth=oauth(dpop=True), timeout=30) as client:
+                assert client.call_tool("read").text == "read x"
+        finally:
+            resource.app.close()
+    assert resource.nonce_refusals == 1  # once, then the proofs carried the nonce
+    assert len(auth.calls("/token")) == 1  # and no new login for a refusal that asked only for a nonce
+
+
+def test_the_challenge_that_answers_the_request_is_the_one_with_the_error():
+    from minimcp.client.auth.authorizer import _main_challenge
+
+    both = 'Bearer resource_metadata="https://mcp.example/rm", scope="a", DPoP error="use_dpop_nonce", algs="ES256"'
+    chosen = _main_challenge(both, "DPoP token")
+    assert chosen.scheme == "dpop" and chosen.params == {"error": "use_dpop_nonce", "algs": "ES256",
+                                                         "resource_metadata": "https://mcp.example/rm", "scope": "a"}
+    step_up = 'Bearer resource_metadata="https://mcp.example/rm", scope="a", DPoP error="insufficient_scope", algs="X"'
+    assert _main_challenge(step_up, "DPoP token").params["error"] == "insufficient_scope"
+    plain = 'Bearer realm="r", DPoP algs="ES256"'
+    assert _main_challenge(plain, "DPoP token").scheme == "dpop"   # no error anywhere: the scheme used
+    assert _main_challenge(plain, "Bearer token").scheme == "bearer"
+    assert _main_challenge(plain, None).scheme == "bearer"          # nothing sent yet: the first
+    assert _main_challenge('Basic realm="r", DPoP error="invalid_token"', None).scheme == "dpop"
+    assert _main_challenge("", None) == ("bearer", {})

@@ -151,9 +151,9 @@ class Authorizer(requests.auth.AuthBase):
         request = response.request
         step_ups = authorizations = 0
         for _ in range(MAX_STEP_UPS + 4):
-            challenge = _main_challenge(response.headers.get("WWW-Authenticate", ""))
-            error = challenge.params.get("error", "")
             sent = request.headers.get("Authorization")
+            challenge = _main_challenge(response.headers.get("WWW-Authenticate", ""), sent)
+            error = challenge.params.get("error", "")
             if response.status_code == 401:
                 nonce = response.headers.get("DPoP-Nonce")
                 if not (error == "use_dpop_nonce" and self._dpop_key is not None
@@ -328,12 +328,28 @@ class Authorizer(requests.auth.AuthBase):
         self.http.close()
 
 
-def _main_challenge(header: str) -> Challenge:
-    """The Bearer or DPoP challenge of a ``WWW-Authenticate`` (the first one that is either)."""
-    for challenge in parse_challenges(header):
-        if challenge.scheme in ("bearer", "dpop"):
-            return challenge
-    return Challenge("bearer", {})
+def _main_challenge(header: str, sent: Optional[str] = None) -> Challenge:
+    """The Bearer or DPoP challenge of a ``WWW-Authenticate`` that answers the request.
+
+    A server that takes both schemes sends both challenges (RFC 9449 §7.1), and
+    puts the error in the one for the scheme the request used (§7.1, §9; minimcp's
+    own server: ``Bearer resource_metadata=…, scope=…, DPoP error="use_dpop_nonce",
+    algs=…``): so the one with an ``error`` wins, then the one of ``sent``'s scheme
+    (``sent``: the request's ``Authorization``), then the first. A
+    ``resource_metadata`` or ``scope`` only another of them carries is kept (MCP
+    servers name them on the Bearer challenge).
+    """
+    found = [challenge for challenge in parse_challenges(header) if challenge.scheme in ("bearer", "dpop")]
+    if not found:
+        return Challenge("bearer", {})
+    used = sent.split(" ", 1)[0].lower() if sent else ""
+    best = max(found, key=lambda c: ("error" in c.params, c.scheme == used))  # (max keeps the first of equals)
+    params = dict(best.params)
+    for other in found:
+        for name in ("resource_metadata", "scope"):
+            if name in other.params:
+                params.setdefault(name, other.params[name])
+    return Challenge(best.scheme, params)
 
 
 def _strings(value: Any) -> Optional[List[str]]:

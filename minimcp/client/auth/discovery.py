@@ -18,8 +18,10 @@ origin is the authorization server, with the default endpoints ``/authorize``,
 ``/token`` and ``/register`` when it has no metadata either (``fallback_metadata()``).
 
 Every URL a challenge or a metadata document names passes ``urls.check_url()``
-before it is fetched (https, or http on loopback; no private address from a
-remote server), so a hostile server cannot steer the client.
+before it is fetched (https, or http on loopback; no loopback or private address
+from a remote server), and is fetched with the server that named it
+(``named_by=``), so that the address a host name resolves to is judged too: a
+hostile server cannot steer the client.
 """
 
 import re
@@ -107,7 +109,7 @@ def resource_metadata(http: AuthHTTP, server_url: str, metadata_url: Optional[st
         candidates.append(f"{origin}/.well-known/oauth-protected-resource{path}")
     candidates.append(f"{origin}/.well-known/oauth-protected-resource")
     for url in candidates:
-        status, document = http.get_json(url, what="the protected resource metadata request")
+        status, document = http.get_json(url, what="the protected resource metadata request", named_by=server_url)
         if status != 200:
             continue
         if (not isinstance(document, dict) or not isinstance(document.get("resource"), str)
@@ -145,7 +147,7 @@ def authorization_server_metadata(http: AuthHTTP, issuer: str,
     check_url(issuer, f"the authorization server of {named_by}" if named_by else "the authorization server",
               named_by)
     for url in metadata_urls(issuer):
-        status, document = http.get_json(url, what="the authorization server metadata request")
+        status, document = http.get_json(url, what="the authorization server metadata request", named_by=named_by)
         if status != 200:
             continue
         if not isinstance(document, dict) or not isinstance(document.get("token_endpoint"), str):

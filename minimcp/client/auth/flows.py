@@ -374,10 +374,14 @@ def probe(auth: Authorizer, url: str) -> Optional[Token]:
         try:
             response = http.post(url, json={"jsonrpc": "2.0", "id": "minimcp-login", "method": "ping"},
                                  headers={"Accept": "application/json, text/event-stream"}, auth=auth,
-                                 timeout=auth.http.timeout, stream=True)
+                                 timeout=auth.http.timeout, stream=True, allow_redirects=False)
         except requests.RequestException as exc:  # the same error the transport would give
             raise ConnectionClosed(f"cannot reach the MCP server at {url}: {exc}") from exc
         response.close()
+        if 300 <= response.status_code < 400:  # not followed, as the transport follows none
+            from ...transports.http.streamable import redirected
+
+            raise ConnectionClosed(redirected(url, response))
     return auth.token_for(url)
 
 

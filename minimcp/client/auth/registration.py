@@ -108,7 +108,7 @@ def register(http: AuthHTTP, metadata: Dict[str, Any], settings: ClientSettings,
         body["scope"] = " ".join(registering)
     endpoint = metadata["registration_endpoint"]
     response = http.request("POST", endpoint, what="the client registration", json=body,
-                            headers={"Accept": "application/json"})
+                            headers={"Accept": "application/json"}, named_by=metadata.get("issuer") or None)
     with response:
         try:
             answer = response.json()

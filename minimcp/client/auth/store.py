@@ -13,9 +13,10 @@ user's config folder; ``MemoryTokenStore`` forgets everything at exit.
 
 Every folder ``FileTokenStore`` creates on the way to its own is mode 0700,
 whatever the umask (the XDG Base Directory spec asks for 0700 for a folder it
-creates); and on POSIX it refuses a folder that group or others can write to:
-whoever can write there can plant a registration or a token record that the
-client then trusts.
+creates); and on POSIX it refuses a folder that group or others can write to,
+or that another user owns (root aside: root can write anywhere anyway):
+whoever can write there, the owner by a ``chmod`` of their own, can plant a
+registration or a token record that the client then trusts.
 """
 
 import hashlib
@@ -102,7 +103,8 @@ class FileTokenStore(TokenStore):
         """True when the folder exists and only this user can write to it; False when it does not exist.
 
         Raises:
-            AuthError: another user could write to it (POSIX; not checked on Windows, whose ACLs are not modes).
+            AuthError: another user owns it, or could write to it (POSIX; not checked on Windows,
+                whose ACLs are not modes).
         """
         try:
             info = os.stat(self.folder)  # (follows a symlink: the folder it points to is the one used)
@@ -110,6 +112,11 @@ class FileTokenStore(TokenStore):
             return False
         if os.name == "nt":
             return True
+        uid = os.geteuid()
+        if info.st_uid not in (uid, 0):
+            raise AuthError(f"the token store folder {self.folder} belongs to another user (uid {info.st_uid}; "
+                            f"you are uid {uid}), who could plant tokens or a registration there. Use a folder "
+                            f"of your own: FileTokenStore(folder), or $XDG_CONFIG_HOME")
         if info.st_mode & 0o022:
             raise AuthError(f"the token store folder {self.folder} is writable by other users (mode "
                             f"{stat.S_IMODE(info.st_mode):o}); another user could plant tokens or a registration "

@@ -111,7 +111,8 @@ def request_token(http: AuthHTTP, metadata: Dict[str, Any], client: Optional[Cli
             _authenticate(client, body, headers, metadata.get("issuer", ""))
         if dpop is not None:
             headers["DPoP"] = dpop.proof("POST", endpoint)
-        response = http.request("POST", endpoint, what=what, data=body, headers=headers)
+        response = http.request("POST", endpoint, what=what, data=body, headers=headers,
+                                named_by=metadata.get("issuer") or None)  # (the issuer's metadata named it)
         with response:
             try:
                 answer = response.json()

@@ -5,6 +5,9 @@ current spec. spec 2024-11-05 basic/transports "HTTP with SSE": the client GETs 
 endpoint; the server's first event, ``endpoint``, names the URL to POST
 messages to; every server message then arrives as a ``message`` event on
 that one stream. Only needed to talk to old servers.
+
+As in :mod:`~minimcp.transports.http.streamable`, no redirect is followed: a 3xx
+to the GET or to a POST is an error naming where it pointed.
 """
 
 import queue
@@ -22,6 +25,7 @@ from ...logs import get_logger
 from ...protocol import jsonrpc
 from ...protocol.jsonrpc import Request
 from .responses import abort, arriving, close_http, http_error
+from .streamable import redirect_error, redirected
 
 if TYPE_CHECKING:
     from logging import Logger
@@ -53,13 +57,16 @@ class SSETransport(Transport):
         self._ready = threading.Event()
         self._closed = False
         try:
-            self._stream = self.http.get(url, stream=True, timeout=timeout, headers={"Accept": "text/event-stream"})
+            self._stream = self.http.get(url, stream=True, timeout=timeout, headers={"Accept": "text/event-stream"},
+                                         allow_redirects=False)
         except requests.RequestException as exc:
             close_http(self.http)
             raise ConnectionClosed(f"cannot reach the MCP server at {url}: {exc}") from exc
         if self._stream.status_code != 200:
             self._stream.close()
             close_http(self.http)
+            if 300 <= self._stream.status_code < 400:
+                raise ConnectionClosed(f"the SSE GET: {redirected(url, self._stream)}")
             raise ConnectionClosed(f"{url} answered HTTP {self._stream.status_code} to the SSE GET; "
                                    f"is it an MCP server's SSE endpoint?")
         self._reader = start_thread(self._read_events, "sse-stream")
@@ -105,13 +112,14 @@ class SSETransport(Transport):
             raise ConnectionClosed("the SSE transport is closed")
         try:
             response = self.http.post(self.endpoint, data=jsonrpc.encode(message), timeout=self.timeout,  # type: ignore
-                                      headers={"Content-Type": "application/json"})
+                                      headers={"Content-Type": "application/json"}, allow_redirects=False)
         except requests.RequestException as exc:
             raise ConnectionClosed(f"cannot reach the MCP server at {self.endpoint}: {exc}") from exc
-        if response.status_code >= 400:
+        if response.status_code >= 300:  # (a 3xx too: not followed)
             for item in message if type(message) is list else [message]:
                 if type(item) is Request:
-                    self._inbox.put(http_error(item.id, response))
+                    self._inbox.put(http_error(item.id, response) if response.status_code >= 400
+                                    else redirect_error(item.id, self.endpoint or self.url, response))
 
     def close(self) -> None:
         """Close the stream and join the thread reading it. Idempotent."""

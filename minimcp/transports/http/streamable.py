@@ -16,6 +16,13 @@ allows it: 405 means no), resuming a broken stream with ``Last-Event-ID``
 after the server's ``retry`` delay, DELETE on close, and a fresh
 ``initialize`` (then one retry) when the server says the session expired (404).
 
+No redirect is followed (``allow_redirects=False`` on every request): an MCP
+endpoint has no reason to send one (spec basic/transports: the client POSTs to
+and GETs from one endpoint), and ``requests`` would take our custom headers
+(an ``X-API-Key``) along to wherever it points, a cloud metadata address or a
+service on this machine. A 3xx is an error naming where it pointed
+(:func:`redirect_error`), on both POST paths alike (the direct one never follows).
+
 ``requests`` and ``sseclient`` are imported here and only here.
 """
 
@@ -24,6 +31,7 @@ import socket
 import threading
 from time import monotonic
 from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Set, Tuple, Union
+from urllib.parse import urljoin
 
 import requests
 import requests.adapters  # (loaded by requests itself; named so that type checkers know it)
@@ -174,7 +182,7 @@ class StreamableHTTPTransport(Transport):
             responses, readers = list(self._responses), list(self._readers) + [self._listener]
         if self.session_id is not None:
             try:
-                self.http.delete(self.url, headers=self._headers(), timeout=5)
+                self.http.delete(self.url, headers=self._headers(), timeout=5, allow_redirects=False)
             except requests.RequestException as exc:
                 log.debug("DELETE of the session failed: %s", exc)
         for response in responses:
@@ -245,7 +253,7 @@ class StreamableHTTPTransport(Transport):
                     response = None  # (nothing was served, so the POST goes again)
             if response is None:
                 response = self.http.post(self.url, data=jsonrpc.encode(message), stream=True,
-                                          timeout=timeout, headers=headers)
+                                          timeout=timeout, headers=headers, allow_redirects=False)
         except requests.RequestException as exc:
             if deadline is not None and monotonic() >= deadline - 0.001 and _timed_out(exc):
                 return None  # the call's own timeout: it gives up (and cancels) as on any transport
@@ -278,13 +286,16 @@ class StreamableHTTPTransport(Transport):
         if type(message) is Request and not content_type.startswith("text/event-stream"):
             with self._lock:
                 self._by_request.pop(message.id, None)
-        if response.status_code >= 400:
+        if response.status_code >= 300:  # (a 3xx too: never followed, see the module docstring)
             with response:
-                answer = _error_answer(response, request_ids)
-                errors = [answer] if answer is not None else [http_error(request_id, response)
-                                                              for request_id in request_ids]
+                if response.status_code < 400:
+                    errors = [redirect_error(request_id, self.url, response) for request_id in request_ids]
+                else:
+                    answer = _error_answer(response, request_ids)
+                    errors = [answer] if answer is not None else [http_error(request_id, response)
+                                                                  for request_id in request_ids]
             if not errors:
-                log.warning("the server refused a notification or response: HTTP %s", response.status_code)
+                log.warning("the server refused a notification or response: %s", _status(self.url, response))
             for error in errors:
                 deliver(error)
             return
@@ -359,12 +370,13 @@ class StreamableHTTPTransport(Transport):
 
     def _resume(self, last_id: str) -> Optional[Answer]:
         try:
-            response = self.http.get(self.url, stream=True, timeout=self.timeout,
+            response = self.http.get(self.url, stream=True, timeout=self.timeout, allow_redirects=False,
                                      headers=self._headers({"Accept": "text/event-stream", "Last-Event-ID": last_id}))
         except requests.RequestException as exc:
             log.debug("resuming the stream failed: %s", exc)
             return None
         if response.status_code != 200:
+            log.debug("resuming the stream failed: %s", _status(self.url, response))
             response.close()
             return None
         if not self._track(response):
@@ -414,14 +426,18 @@ class StreamableHTTPTransport(Transport):
             if last_id is not None:
                 extra["Last-Event-ID"] = last_id
             try:
-                response = self.http.get(self.url, stream=True, timeout=self.timeout, headers=self._headers(extra))
+                response = self.http.get(self.url, stream=True, timeout=self.timeout, headers=self._headers(extra),
+                                         allow_redirects=False)
             except requests.RequestException as exc:
                 log.debug("the GET stream failed: %s", exc)
                 self._listening.set()
                 return
             self._listening.set()
             if response.status_code != 200:
-                log.debug("no GET stream (HTTP %s)", response.status_code)  # 405: the server offers none
+                if 300 <= response.status_code < 400:  # not followed (module docstring): worth a warning
+                    log.warning("no GET stream: %s", redirected(self.url, response))
+                else:
+                    log.debug("no GET stream (HTTP %s)", response.status_code)  # 405: the server offers none
                 response.close()
                 return
             if not self._track(response):
@@ -430,6 +446,29 @@ class StreamableHTTPTransport(Transport):
             last_id, retry_ms = self._consume(response, set(), last_id, retry_ms)
             if self._stop.wait(retry_ms / 1000):
                 return
+
+
+def redirected(url: str, response: Answer) -> str:
+    """What a 3xx from the MCP endpoint ``url`` means, for an error message: where it pointed, and
+    that it was not followed (see the module docstring)."""
+    location = response.headers.get("Location")
+    pointed = f"pointing to {urljoin(url, location)}" if location else "with no Location"
+    return (f"{url} answered HTTP {response.status_code} {response.reason}, {pointed}; MCP endpoints must not "
+            f"redirect, and minimcp follows no redirect (it would carry your headers there): connect to the "
+            f"URL it names if you trust it")
+
+
+def redirect_error(request_id: Any, url: str, response: Answer) -> ErrorResponse:
+    """The JSON-RPC error a 3xx answer to a POST means for the request it carried (``data`` keeps
+    the status, as :func:`~.responses.http_error`'s does; the message names the ``Location``)."""
+    return ErrorResponse(request_id, HTTP_ERROR, redirected(url, response), {"httpStatus": response.status_code})
+
+
+def _status(url: str, response: Answer) -> str:
+    """``HTTP 405 Method Not Allowed``; a 3xx says where it pointed (:func:`redirected`)."""
+    if 300 <= response.status_code < 400:
+        return redirected(url, response)
+    return f"HTTP {response.status_code} {response.reason}"
 
 
 def _error_answer(response: Answer, request_ids: Set[Any]) -> Optional[ErrorResponse]:
