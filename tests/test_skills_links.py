@@ -1,6 +1,7 @@
 """Published skills serve nothing from outside their folder, whatever link leads there (issue 29).
 
-A skills repository cloned from a third party may hold ``leak.md -> ~/.ssh/id_rsa``. Each
+A skills repository cloned from a third party may hold ``leak.md -> ~/.ssh/id_rsa`` (or a FIFO,
+whose open would wait for ever: only regular files are served). Each
 test publishes a folder on a real :class:`~minimcp.Server`, talks to it over
 ``connect("memory")``, and checks that the link pointing out is neither listed
 (``skills/list``, ``resources/directory/read``) nor served (``resources/read``), while a link
@@ -8,7 +9,9 @@ that stays inside the published folder still is.
 """
 
 import contextlib
+import logging
 import os
+import threading
 
 import pytest
 
@@ -125,3 +128,38 @@ def test_a_published_folder_reached_by_a_link_serves_its_own_files(tree):
         assert read("real.md") == "the real file\n"
         with pytest.raises(RPCError):
             read("leak.md")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_in_a_skill_is_left_out_with_a_warning_not_waited_on(tree, caplog):
+    """Opening a FIFO for reading waits for a writer: publishing must skip it (a warning says
+    so) and go on, here with a FIFO as a file of the skill and one as the SKILL.md of another.
+    Published on a thread, so the code that waited is seen to fail rather than hang the test."""
+    skill = tree / "published" / "team" / "demo"
+    os.mkfifo(skill / "pipe.md")
+    (tree / "published" / "team" / "piped").mkdir()
+    os.mkfifo(tree / "published" / "team" / "piped" / "SKILL.md")
+    server = Server("fifo")
+    published = []
+    worker = threading.Thread(target=lambda: published.append(publish_skills(server, str(tree / "published"))),
+                              name="test-publish")
+    with caplog.at_level(logging.WARNING, logger="minimcp"):
+        worker.start()
+        worker.join(10)
+        # Only for code that waits in open(): a writer's open ends that wait (each FIFO once, in turn).
+        for fifo in (skill / "pipe.md", tree / "published" / "team" / "piped" / "SKILL.md"):
+            if worker.is_alive():
+                try:
+                    os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+                except OSError:  # no reader waits on this one
+                    continue
+                worker.join(10)
+    assert published, "publish_skills waited on a FIFO"
+    warned = [record.getMessage() for record in caplog.records if "not a regular file" in record.getMessage()]
+    assert len(warned) == 2 and any("pipe.md" in text for text in warned), warned
+    with minimcp.connect("memory", server=server) as client:
+        (entry,) = list_skills(client)
+        assert sorted(item["uri"].rsplit("/", 1)[-1] for item in entry.resources.values()) == [
+            "SKILL.md", "inside.md", "real.md"]
+        with pytest.raises(RPCError):
+            client.read_resource(f"{BASE}/pipe.md")

@@ -24,7 +24,8 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Un
             env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None,
             on_stderr: Optional[Callable[[str], None]] = None, headers: Optional[Dict[str, str]] = None,
             auth: Any = None, timeout: float = 60.0, client_info: Optional[Dict[str, Any]] = None,
-            trace: Optional[bool] = None, protocol: str = "auto", **handlers: Any) -> Client:
+            trace: Optional[bool] = None, protocol: str = "auto", max_message: Optional[int] = None,
+            **handlers: Any) -> Client:
     """Connect to an MCP server, run the handshake, and return the :class:`Client`.
 
     Example::
@@ -63,6 +64,13 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Un
             speaks 2026-07-28 to a server that does, else runs the handshake;
             ``"2026-07-28"`` or a handshake version (``"2025-06-18"`` ...)
             speaks only that one (see :data:`~minimcp.client.client.PROTOCOLS`).
+        max_message: the largest message this client reads from a stdio or WebSocket server, in
+            bytes; a longer answer fails its call, saying the limit. Default:
+            ``MINIMCP_MAX_MESSAGE`` from the environment, else 64 MiB. It is this client's
+            alone: a stdio server is started without it in its environment (the variable, set
+            in ours, is inherited by the server with the rest, and sets its limit too, as it
+            does every minimcp process's that inherits it). Over HTTP the client sets no limit
+            of its own (the server's ``max_body`` bounds what is sent).
         handlers: what answers the server: ``sampling_handler``,
             ``elicitation_handler``, ``roots``, ``on_log`` ... (see :class:`Client`).
 
@@ -70,11 +78,16 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Un
         FileNotFoundError: the server command does not exist.
         ConnectionClosed: the server exited before the handshake finished
             (the exception carries its exit code and last stderr lines).
-        ValueError: the target is not something minimcp can connect to, or
-            ``protocol`` is not a version minimcp speaks.
+        ValueError: the target is not something minimcp can connect to,
+            ``protocol`` is not a version minimcp speaks, or ``max_message`` (or
+            ``MINIMCP_MAX_MESSAGE``) is not a positive number of bytes.
         ProtocolError: the server does not speak the ``protocol`` asked for.
     """
     handlers = dict(handlers, protocol=check_protocol(protocol))  # before a child process is started
+    if max_message is not None:  # (checked here too: an HTTP target would not look at it)
+        from ..transports.stdio import CLIENT_MAX_MESSAGE, message_limit
+
+        max_message = message_limit(CLIENT_MAX_MESSAGE, max_message)
     if isinstance(auth, str):  # a bearer token
         from .auth import BearerToken
 
@@ -88,7 +101,7 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Un
             target, headers = url, {**entry.get("headers", {}), **(headers or {})}
             auth = _entry_auth(entry, auth, headers)
             if entry.get("transport") == "sse" and not url.rstrip("/").endswith("/sse"):
-                return _connect_url(url, "sse", headers, auth, timeout, client_info, trace, handlers)
+                return _connect_url(url, "sse", headers, auth, timeout, client_info, trace, handlers, max_message)
         else:
             target = entry["command"]
             env = {**entry.get("env", {}), **(env or {})}
@@ -96,7 +109,7 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Un
     if isinstance(target, (list, tuple)):
         from ..transports.child import SubprocessTransport
 
-        transport: Any = SubprocessTransport(target, env=env, cwd=cwd, on_stderr=on_stderr)
+        transport: Any = SubprocessTransport(target, env=env, cwd=cwd, on_stderr=on_stderr, max_message=max_message)
     elif target == "memory":
         if server is None:
             raise ValueError('connect("memory") needs server=the Server to talk to')
@@ -106,7 +119,8 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Un
         served = server.serve(server_end)
         transport.on_close = served.session.close
     else:
-        return _connect_url(cast(str, target), None, headers, auth, timeout, client_info, trace, handlers)
+        return _connect_url(cast(str, target), None, headers, auth, timeout, client_info, trace, handlers,
+                            max_message)
     return _start(Client(transport, timeout=timeout, client_info=client_info, trace=trace, **handlers))
 
 
@@ -132,7 +146,8 @@ def _start(client: Client) -> Client:
 
 
 def _connect_url(url: str, kind: Optional[str], headers: Optional[Dict[str, str]], auth: Any, timeout: float,
-                 client_info: Optional[Dict[str, Any]], trace: Optional[bool], handlers: Dict[str, Any]) -> Client:
+                 client_info: Optional[Dict[str, Any]], trace: Optional[bool], handlers: Dict[str, Any],
+                 max_message: Optional[int] = None) -> Client:
     scheme = url.split(":", 1)[0]
     options: Dict[str, Any] = dict(timeout=timeout, client_info=client_info, trace=trace, **handlers)
     if scheme in ("http", "https") and hasattr(auth, "prepare"):  # a minimcp.client.auth flow: a person's login
@@ -141,7 +156,8 @@ def _connect_url(url: str, kind: Optional[str], headers: Optional[Dict[str, str]
     if scheme in ("ws", "wss"):
         from ..transports.websocket import WebSocketTransport
 
-        return _start(Client(WebSocketTransport(url, headers=headers, timeout=timeout), **options))
+        return _start(Client(WebSocketTransport(url, headers=headers, timeout=timeout, max_message=max_message),
+                             **options))
     from ..transports.http.sse import SSETransport
 
     if kind == "sse" or url.rstrip("/").endswith("/sse"):

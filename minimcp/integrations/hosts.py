@@ -169,7 +169,9 @@ def installed_servers() -> List[Tuple[str, str, str, Dict[str, Dict[str, Any]]]]
     """Every host config file on this machine that exists: ``(host, scope, path, servers)``,
     ``servers`` as :func:`~minimcp.client.config.load_config` reads them (variables unexpanded).
 
-    A file that cannot be read is listed with ``{"error": message}`` as its only server entry.
+    A malformed entry is listed under its own name as ``{"error": message}``, next to the good
+    ones of its file (``load_config(strict=False)``: one bad entry hides nothing else); a file
+    that cannot be read at all is listed with ``{"error": message}`` as its only entry.
     """
     from ..client.config import load_config
 
@@ -182,7 +184,7 @@ def installed_servers() -> List[Tuple[str, str, str, Dict[str, Dict[str, Any]]]]
                 continue
             seen.add(path)
             try:
-                servers = load_config(path)
+                servers = load_config(path, strict=False)
             except ConfigError as exc:
                 servers = {"error": {"error": str(exc)}}
             found.append((host_name, scope, path, servers))

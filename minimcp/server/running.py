@@ -34,11 +34,23 @@ def run(server: Server, transport: str, host: str, port: int, websocket_path: Op
         options: Dict[str, Any]) -> None:
     """Serve ``server`` over ``transport`` until stopped (see :meth:`Server.run`).
 
+    ``options["max_message"]`` (``server.run(max_message=...)``): the largest message this server
+    reads, in bytes, on whichever transport: a stdio line (default 64 MiB), a WebSocket message
+    (default: the HTTP app's ``max_body``, else 4 MiB) and, unless ``max_body=`` is given too,
+    an HTTP request body. Without it, ``MINIMCP_MAX_MESSAGE`` sets the stdio and WebSocket-only
+    limits (every minimcp process that inherits that variable takes it).
+
     Raises:
-        ValueError: ``transport`` is not ``"stdio"``, ``"http"`` or ``"websocket"``.
+        ValueError: ``transport`` is not ``"stdio"``, ``"http"`` or ``"websocket"``, or
+            ``max_message`` is not a positive number of bytes (said before anything is served).
     """
     if transport not in ("stdio", "http", "websocket"):
         raise ValueError(f"unknown transport {transport!r}; use 'stdio', 'http' or 'websocket'")
+    max_message = options.pop("max_message", None)
+    if max_message is not None:
+        from ..transports.stdio import SERVER_MAX_MESSAGE, message_limit
+
+        max_message = message_limit(SERVER_MAX_MESSAGE, max_message)  # (checked: 0 or less is refused)
     if threading.current_thread() is threading.main_thread():  # the server owns the process
         # What exists now (the modules, the registry) lives as long as the process: frozen, the
         # garbage collector never walks it again, in a full collection or at exit (a large part
@@ -54,6 +66,8 @@ def run(server: Server, transport: str, host: str, port: int, websocket_path: Op
             websocket_path = websocket_path or "/ws"
             app: Any = _not_found
         else:
+            if max_message is not None:  # one limit for a message, whichever way it comes
+                options.setdefault("max_body", max_message)
             app = server.wsgi_app(**options)
 
         def say_where(httpd: Any) -> None:
@@ -66,13 +80,17 @@ def run(server: Server, transport: str, host: str, port: int, websocket_path: Op
             print(f"serving MCP at {' and '.join(where)}", file=sys.stderr, flush=True)
 
         serve(app, host, port, ready=None if quiet else say_where,
-              websockets={websocket_path: server} if websocket_path else None, max_connections=max_connections)
+              websockets={websocket_path: server} if websocket_path else None, max_connections=max_connections,
+              max_message=max_message)
         return
-    run_stdio(server)
+    run_stdio(server, max_message)
 
 
-def run_stdio(server: Server) -> None:
+def run_stdio(server: Server, max_message: Optional[int] = None) -> None:
     """Serve one client on this process's stdin/stdout until stdin closes, SIGTERM or Ctrl-C.
+
+    ``max_message``: the longest line read, in bytes (default: ``MINIMCP_MAX_MESSAGE``, else
+    64 MiB; see :class:`~minimcp.transports.stdio.StdioTransport`).
 
     At the end of stdin, the requests read get the session's grace period to
     be answered. SIGTERM and Ctrl-C (SIGINT, unless the process ignores it)
@@ -83,7 +101,7 @@ def run_stdio(server: Server) -> None:
     """
     from ..transports.stdio import StdioTransport
 
-    transport = StdioTransport.for_current_process()
+    transport = StdioTransport.for_current_process(max_message)
     session = server.open_connection(transport).session
     stopped: List[int] = []
 

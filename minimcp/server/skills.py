@@ -24,6 +24,9 @@ that ends outside) is left out, with a warning, as a link to a folder always was
 shows nothing the folder does not publish already. The check is made where the file is
 read, and the resolved path is what is opened, so the bytes checked are the bytes served;
 after that nothing is read again (a link changed later changes nothing served).
+
+Only regular files are served: a FIFO (whose open would wait for a writer for ever), a socket
+or a device in a skill's folder is left out with a warning.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from __future__ import annotations
 import errno
 import mimetypes
 import os
+import stat
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import RPCError
@@ -88,7 +92,8 @@ def publish_skills(server: Any, folder: str, *, scheme: str = "skill", directory
 
     Only what lies inside ``folder`` is served: a file that is a symbolic link resolving
     outside it is left out with a warning (a skill whose ``SKILL.md`` is such a link, all of
-    it), and linked folders are not walked. Links that stay inside are served.
+    it), and linked folders are not walked. Links that stay inside are served. Only regular
+    files are: a FIFO, socket or device is left out with a warning (a FIFO is never opened to wait).
     """
     skills: SkillSet = server.__dict__.get("skills") or server.__dict__.setdefault("skills", SkillSet(directory_read))
     published = os.path.realpath(folder)
@@ -100,12 +105,21 @@ def publish_skills(server: Any, folder: str, *, scheme: str = "skill", directory
 
 
 def _read_inside(path: str, published: str) -> Optional[bytes]:
-    """The bytes of ``path`` if its real path lies inside ``published`` (a real path), else None.
+    """The bytes of ``path`` if its real path lies inside ``published`` (a real path) and is a
+    regular file, else None (with a warning).
 
     A cloned skills repository may hold ``leak.md -> ~/.ssh/id_rsa``: whatever the links on
     the way (relative, absolute, chained), only where they end counts. The resolved path is
-    what is opened, with ``O_NOFOLLOW`` where the OS has it, so a link swapped in between the
-    check and the open fails (ELOOP) instead of being followed.
+    what is opened, with ``O_NOFOLLOW`` where the OS has it. That guards the last component
+    only: a file swapped for a link between the check and the open fails (ELOOP) instead of
+    being followed, but a folder on the way swapped for a link would be followed. Publishing
+    trusts the folder not to be rearranged while it is read (whoever can do that can change
+    what it publishes anyway); what it refuses is a link already there that leads out.
+
+    A FIFO would make the open wait for a writer for ever (a socket or a device is no file to
+    serve either): the real path is checked to be a regular file before the open, and the open
+    is non-blocking (``O_NONBLOCK``, no effect on a regular file) and checked again on what was
+    opened, in case something else was put in its place meanwhile.
     """
     real = os.path.realpath(path)
     try:
@@ -116,14 +130,21 @@ def _read_inside(path: str, published: str) -> Optional[bytes]:
         log.warning("skills: not serving %s: it links to %s, outside the published folder %s",
                     path, real, published)
         return None
+    if not stat.S_ISREG(os.stat(real).st_mode):  # (before the open: a socket's would fail, a FIFO's wait)
+        log.warning("skills: not serving %s: it is not a regular file", path)
+        return None
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
-        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0))
+        fd = os.open(real, flags)
     except OSError as exc:
         if exc.errno != errno.ELOOP:
             raise
         log.warning("skills: not serving %s: it became a link while being published", path)
         return None
     with open(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced between the check and the open
+            log.warning("skills: not serving %s: it is not a regular file", path)
+            return None
         return file.read()
 
 

@@ -53,14 +53,18 @@ class SubprocessTransport(StdioTransport):
             (pass ``on_stderr=logging.getLogger("server").info`` to log them).
         shutdown_timeout: seconds to wait at each step of the shutdown:
             close stdin, then SIGTERM, then SIGKILL (spec basic/lifecycle "Shutdown").
-        max_message: the longest line read from the server, in bytes. A longer one is dropped
-            as it comes (never held whole) and fails the call it answers, saying the limit.
-            Default: ``MINIMCP_MAX_MESSAGE`` from the environment, else
-            :data:`~minimcp.transports.stdio.CLIENT_MAX_MESSAGE` (64 MiB).
+        max_message: the longest line read from the server, in bytes (its newline aside). A
+            longer one is dropped as it comes (never held whole) and fails the call it answers,
+            saying the limit. Default: ``MINIMCP_MAX_MESSAGE`` from the environment, else
+            :data:`~minimcp.transports.stdio.CLIENT_MAX_MESSAGE` (64 MiB). Given here, it is
+            this client's alone: nothing is put in the child's environment, so the server keeps
+            its own limit. (``MINIMCP_MAX_MESSAGE`` in ours is inherited by the child with the
+            rest, and sets its limit too, as it does every minimcp process's that inherits it.)
 
     Raises:
         FileNotFoundError: the command does not exist (said at once, not as a hang).
-        ValueError: ``MINIMCP_MAX_MESSAGE`` is set, and not to a number of bytes.
+        ValueError: ``max_message`` is not a positive number of bytes, or
+            ``MINIMCP_MAX_MESSAGE`` is set, and not to one.
     """
 
     def __init__(self, command: Sequence[str], *, env: Optional[Dict[str, str]] = None,
@@ -71,7 +75,7 @@ class SubprocessTransport(StdioTransport):
 
         if isinstance(command, str) or not command:
             raise TypeError("command must be a non-empty list of strings, e.g. ['python', 'server.py']")
-        max_message = max_message or message_limit(CLIENT_MAX_MESSAGE)  # (before starting anything)
+        max_message = message_limit(CLIENT_MAX_MESSAGE, max_message)  # (before starting anything)
         self.command: List[str] = [str(part) for part in command]
         full_env = None
         if env:
@@ -146,6 +150,11 @@ class SubprocessTransport(StdioTransport):
         buffer, deadline = self._buffer, None
         while True:
             end = buffer.find(b"\n", self._scanned) if buffer else -1
+            if end > self.max_message:  # the newline came in the read that crossed the limit: over it still
+                head = bytes(buffer[:HEAD])
+                self._scanned = 0
+                del buffer[:end + 1]
+                return self._dropped(head)
             if end >= 0:  # a whole line held from an earlier read
                 line = bytes(buffer[:end + 1])
                 self._scanned = 0  # (first: a Ctrl-C between the two must not skip a newline)
@@ -168,7 +177,9 @@ class SubprocessTransport(StdioTransport):
                     chunk = b""
                 if not chunk:  # the end
                     if self._dropping:  # (the end of a line over the limit too)
-                        return self._dropped(len(buffer))
+                        head = bytes(buffer)
+                        buffer.clear()
+                        return self._dropped(head)
                     if buffer:  # a last line without its newline is still a line
                         line, self._scanned = bytes(buffer), 0
                         buffer.clear()
@@ -177,28 +188,28 @@ class SubprocessTransport(StdioTransport):
                             self._await_exit()
                         return None
                 elif not buffer and chunk.find(b"\n") == len(chunk) - 1:
+                    if len(chunk) > self._limit:  # one whole line, but over a limit below CHUNK
+                        return self._dropped(chunk[:HEAD])
                     line = chunk  # the usual read: one whole line (no copy into the buffer and out)
                 else:
                     if self._dropping:  # (the head in the buffer keeps the usual read above from here)
                         end = chunk.find(b"\n")
                         if end < 0:
                             continue
-                        head_size = len(buffer)
-                        buffer += chunk[end + 1:]  # the next line's start stays
-                        return self._dropped(head_size)
+                        head = bytes(buffer)
+                        buffer[:] = chunk[end + 1:]  # the next line's start stays
+                        return self._dropped(head)
                     buffer += chunk
                     continue
             message = jsonrpc.parse(line)
             if type(message) is not jsonrpc.Malformed or not self._skips(line, message):
                 return message
 
-    def _dropped(self, head_size: int) -> Union[jsonrpc.Malformed, Failed]:
-        # The line over the limit has gone by: take its head out of the buffer, and say what it was.
-        head = bytes(self._buffer[:head_size])
-        del self._buffer[:head_size]
+    def _dropped(self, head: bytes) -> Union[jsonrpc.Malformed, Failed]:
+        # The line over the limit has gone by (the buffer holds none of it now): say what it was.
         self._dropping, self._scanned = False, 0
         log.warning("dropped a message of the server over %d bytes (the limit)", self.max_message)
-        return too_long(head, self.max_message, "client")
+        return too_long(head[:HEAD], self.max_message, "client")
 
     def _pipe_broke(self) -> None:
         # The server exited before reading what we wrote (often before the handshake): say

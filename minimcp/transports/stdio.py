@@ -15,11 +15,12 @@ private duplicate of file descriptor 1 for the wire and points fd 1 and
 fd 1) cannot corrupt the protocol.
 
 A message has a size limit, as an HTTP body has (the spec sets none; a line without end
-would otherwise be held whole in memory): :data:`SERVER_MAX_MESSAGE` for what a server
-reads, :data:`CLIENT_MAX_MESSAGE` for what a client reads of its server's answers, or the
-bytes given by the environment variable ``MINIMCP_MAX_MESSAGE`` (both sides). A longer line
-is read and dropped a chunk at a time, never whole, answered with an error that says the
-limit and how to raise it, and reading goes on with the next line.
+would otherwise be held whole in memory): ``max_message=`` where the transport is made, else
+the bytes given by the environment variable ``MINIMCP_MAX_MESSAGE``, else
+:data:`SERVER_MAX_MESSAGE` for what a server reads and :data:`CLIENT_MAX_MESSAGE` for what a
+client reads of its server's answers. A longer line is read and dropped a chunk at a time,
+never whole, answered with an error that says the limit and how to raise it, and reading
+goes on with the next line.
 """
 
 from __future__ import annotations
@@ -40,25 +41,39 @@ from ..protocol import jsonrpc
 
 log: Logger = get_logger(__name__)
 
-#: The largest message (bytes, its newline aside) a server reads: the figure of the HTTP
-#: server's body cap (``max_body``), so a request too big for one transport is too big for
-#: all. (Its own constant: a transport never imports :mod:`minimcp.server`.)
-SERVER_MAX_MESSAGE = 4 * 1024 * 1024
+#: The largest message (bytes, its newline aside) a stdio server reads. Not the 4 MiB of the
+#: HTTP body cap: over HTTP and WebSocket the peer is whoever reaches the port, but over stdio
+#: it is the process that started this one (and chose its command and environment), and what it
+#: legitimately sends can be large: a tool's arguments carrying a file, a sampling result
+#: carrying an image (base64: 4/3 of its size). So the limit is the client's own: it only keeps
+#: a runaway line (one without end) from being held whole in memory.
+SERVER_MAX_MESSAGE = 64 * 1024 * 1024
 #: The largest message a client reads from its server. Answers may be bigger than requests
 #: (a tool's long result; a skill file of up to 16 MiB, served base64 as a blob).
 CLIENT_MAX_MESSAGE = 64 * 1024 * 1024
-#: The environment variable that sets the limit in bytes, over either default.
+#: The environment variable that sets the limit in bytes, over either default. Every minimcp
+#: process that inherits it takes it: a client's stdio servers too (``max_message=`` is the
+#: way to set one process's limit alone).
 MAX_MESSAGE_VARIABLE = "MINIMCP_MAX_MESSAGE"
 #: Bytes read at a time while dropping the rest of a line over the limit.
 DROP_CHUNK = 65536
 
 
-def message_limit(default: int) -> int:
-    """The message size limit in bytes: ``MINIMCP_MAX_MESSAGE`` if set, else ``default``.
+def message_limit(default: int, given: Optional[int] = None, name: str = "max_message") -> int:
+    """The message size limit in bytes: ``given`` if not None, else ``MINIMCP_MAX_MESSAGE`` if
+    set, else ``default``.
+
+    ``name``: what ``given`` is called where it was passed, for the error.
 
     Raises:
-        ValueError: the variable is set to something other than a positive number of bytes.
+        ValueError: ``given`` is not a positive number of bytes (0 is no "default": a limit of
+            nothing would refuse every message), or the variable is set to something else than one.
     """
+    if given is not None:
+        if not isinstance(given, int) or isinstance(given, bool) or given <= 0:
+            raise ValueError(f"{name} should be a positive number of bytes, such as 16777216, not {given!r} "
+                             f"(leave it out for the default)")
+        return given
     text = os.environ.get(MAX_MESSAGE_VARIABLE, "").strip()
     if not text:
         return default
@@ -131,16 +146,17 @@ class StdioTransport(Transport):
         max_message: the longest line read, in bytes (its newline aside); a longer one is
             dropped as it is read and answered with a -32600 error that says the limit.
             Default: ``MINIMCP_MAX_MESSAGE`` from the environment, else
-            :data:`SERVER_MAX_MESSAGE` (4 MiB, as the HTTP server's body cap).
+            :data:`SERVER_MAX_MESSAGE` (64 MiB).
 
     Raises:
-        ValueError: ``MINIMCP_MAX_MESSAGE`` is set, and not to a number of bytes.
+        ValueError: ``max_message`` is not a positive number of bytes, or
+            ``MINIMCP_MAX_MESSAGE`` is set, and not to one.
     """
 
     def __init__(self, reader: IO[bytes], writer: IO[bytes], *, skip_non_json: bool = False,
                  max_message: Optional[int] = None) -> None:
         #: The longest message read, in bytes.
-        self.max_message: int = max_message or message_limit(SERVER_MAX_MESSAGE)
+        self.max_message: int = message_limit(SERVER_MAX_MESSAGE, max_message)
         self._limit = self.max_message + 1  # what one readline() may return: a whole line, its newline too
         self._reader = reader
         self._writer = writer
@@ -158,12 +174,13 @@ class StdioTransport(Transport):
 
         The wire gets a private duplicate of fd 1; fd 1 itself and
         ``sys.stdout`` are pointed at stderr until ``close()`` restores them.
-        ``max_message``: as the constructor's (default: ``MINIMCP_MAX_MESSAGE``, else 4 MiB).
+        ``max_message``: as the constructor's (default: ``MINIMCP_MAX_MESSAGE``, else 64 MiB).
 
         Raises:
-            ValueError: ``MINIMCP_MAX_MESSAGE`` is set, and not to a number of bytes.
+            ValueError: ``max_message`` is not a positive number of bytes, or
+                ``MINIMCP_MAX_MESSAGE`` is set, and not to one.
         """
-        max_message = max_message or message_limit(SERVER_MAX_MESSAGE)  # (first: a bad value changes nothing)
+        max_message = message_limit(SERVER_MAX_MESSAGE, max_message)  # (first: a bad value changes nothing)
         sys.stdout.flush()
         wire_fd = os.dup(1)
         os.dup2(2, 1)

@@ -123,7 +123,8 @@ class RequestHandler(BaseHTTPRequestHandler):
         principal = None
         if check is not None:
             try:
-                principal = check({name.lower(): value for name, value in self.headers.items()})
+                principal = check({name.lower(): value for name, value in self.headers.items()},
+                                  self._upgrade_environ())
             except Exception as exc:
                 self.send_error(getattr(exc, "status", 403), str(exc))
                 return
@@ -139,7 +140,24 @@ class RequestHandler(BaseHTTPRequestHandler):
         self.close_connection = True
         self.connection.settimeout(None)  # the idle keep-alive timeout is for HTTP, not for a session
         kernel_timeouts(self.connection, 0)
-        mcp_server.serve(WebSocketServerTransport(self.rfile, self.wfile), background=False, principal=principal)
+        transport = WebSocketServerTransport(self.rfile, self.wfile, max_message=self.server.max_message)
+        mcp_server.serve(transport, background=False, principal=principal)
+
+    def _upgrade_environ(self) -> Dict[str, Any]:
+        """The WSGI environ of the upgrade GET, as much as an auth hook reads: its method and URL
+        (``wsgiref.util.request_uri``), which a DPoP proof must name (RFC 9449 §4.3 checks 8-9).
+        The upgrade is an HTTP GET (RFC 6455 §4.1), so its URL is an http:// one, as every other
+        request's here. No body, and no header but Host: the hook gets the headers as ``headers``."""
+        path, _, query = self.path.partition("?")
+        environ: Dict[str, Any] = {
+            "REQUEST_METHOD": self.command, "SCRIPT_NAME": "", "PATH_INFO": path, "QUERY_STRING": query,
+            "SERVER_NAME": self.server.server_address[0], "SERVER_PORT": str(self.server.server_address[1]),
+            "SERVER_PROTOCOL": self.request_version, "wsgi.url_scheme": "http",
+        }
+        host = self.headers.get("Host")
+        if host:
+            environ["HTTP_HOST"] = host
+        return environ
 
     def _environ(self, body: Body) -> Dict[str, Any]:
         path, _, query = self.path.partition("?")

@@ -55,6 +55,14 @@ class WSGIServer(socketserver.ThreadingMixIn, HTTPServer):
             connection closes the longest-idle keep-alive one (a connection
             waiting for its next request); when none is idle it is answered
             ``503`` with ``Retry-After`` and closed, never left waiting.
+        max_message: the largest WebSocket message read, in bytes (over it: close 1009).
+            Default: the app's ``max_body`` (a message too big for a POST is too big here),
+            else ``MINIMCP_MAX_MESSAGE``, else 4 MiB. Worked out once, here.
+
+    Raises:
+        ValueError: ``max_connections`` is below 1; with ``websockets``, ``max_message`` (or the
+            app's ``max_body``) is not a positive number of bytes, or ``MINIMCP_MAX_MESSAGE``
+            is set, and not to one (said now, not to each client after its upgrade).
     """
 
     daemon_threads = True
@@ -63,12 +71,16 @@ class WSGIServer(socketserver.ThreadingMixIn, HTTPServer):
     request_queue_size = 128  # socketserver's 5 resets clients that connect together
 
     def __init__(self, address: Tuple[str, int], app: Callable[..., Any], websockets: Optional[Dict[str, Any]] = None,
-                 max_connections: int = MAX_CONNECTIONS) -> None:
+                 max_connections: int = MAX_CONNECTIONS, max_message: Optional[int] = None) -> None:
         if max_connections < 1:
             raise ValueError("max_connections must be at least 1")
         self.app = app
         #: path -> minimcp Server, served over WebSocket at that path
         self.websockets: Dict[str, Any] = dict(websockets or {})
+        #: The largest WebSocket message read (None: no WebSocket route, nothing worked out).
+        self.max_message: Optional[int] = None
+        if self.websockets:  # before the socket is bound: a bad limit leaves nothing open
+            self.max_message = _websocket_limit(app, max_message)
         self.max_connections = max_connections
         self.stopping: threading.Event = threading.Event()
         self._connections: Dict[threading.Thread, socket.socket] = {}
@@ -210,17 +222,32 @@ class WSGIServer(socketserver.ThreadingMixIn, HTTPServer):
         self.server_close()
 
 
+def _websocket_limit(app: Callable[..., Any], max_message: Optional[int]) -> int:
+    """The WebSocket routes' message limit: ``max_message``, else the app's ``max_body``, else
+    ``MINIMCP_MAX_MESSAGE``, else 4 MiB (ValueError for one that is not a number of bytes)."""
+    from ...transports.stdio import message_limit  # late: few servers route WebSockets
+    from ...transports.websocket import SERVER_MAX_MESSAGE
+
+    if max_message is not None:
+        return message_limit(SERVER_MAX_MESSAGE, max_message)
+    return message_limit(SERVER_MAX_MESSAGE, getattr(app, "max_body", None), name="the app's max_body")
+
+
 def serve(app: Callable[..., Any], host: str = "127.0.0.1", port: int = 8000,
           ready: Optional[Callable[[WSGIServer], None]] = None, websockets: Optional[Dict[str, Any]] = None,
-          max_connections: int = MAX_CONNECTIONS) -> None:
+          max_connections: int = MAX_CONNECTIONS, max_message: Optional[int] = None) -> None:
     """Serve ``app`` until Ctrl-C or SIGTERM, then stop gracefully.
 
     Binds ``127.0.0.1`` unless told otherwise (spec: local servers SHOULD
     bind to localhost only). ``ready(server)`` is called once it listens.
     ``websockets`` maps paths to minimcp Servers served over WebSocket there.
-    ``max_connections`` caps the connections served at once (see :class:`WSGIServer`).
+    ``max_connections`` caps the connections served at once, ``max_message`` a WebSocket
+    message (see :class:`WSGIServer`).
+
+    Raises:
+        ValueError: a limit is not a positive number (see :class:`WSGIServer`).
     """
-    httpd = WSGIServer((host, port), app, websockets, max_connections)
+    httpd = WSGIServer((host, port), app, websockets, max_connections, max_message)
     stop = threading.Event()
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set()) if in_main else None
@@ -247,12 +274,14 @@ class BackgroundServer:
         with BackgroundServer(server.wsgi_app()) as running:
             client = minimcp.connect(running.url + "/mcp")
 
-    Binds port 0 (a free port) on 127.0.0.1 by default; ``url`` says where.
+    Binds port 0 (a free port) on 127.0.0.1 by default; ``url`` says where. The other
+    arguments are :class:`WSGIServer`'s.
     """
 
     def __init__(self, app: Callable[..., Any], host: str = "127.0.0.1", port: int = 0,
-                 websockets: Optional[Dict[str, Any]] = None, max_connections: int = MAX_CONNECTIONS) -> None:
-        self.httpd: WSGIServer = WSGIServer((host, port), app, websockets, max_connections)
+                 websockets: Optional[Dict[str, Any]] = None, max_connections: int = MAX_CONNECTIONS,
+                 max_message: Optional[int] = None) -> None:
+        self.httpd: WSGIServer = WSGIServer((host, port), app, websockets, max_connections, max_message)
         self.url: str = f"http://{host}:{self.httpd.server_address[1]}"
         self._thread: Optional[threading.Thread] = None
 
