@@ -17,11 +17,11 @@ import threading
 import time
 
 from ..errors import ConnectionClosed, RPCError
-from ..protocol.jsonrpc import Request, Response
+from ..protocol.jsonrpc import INTERNAL_ERROR, Request, Response
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
     from ..protocol.jsonrpc import RequestId
     from .session import Handler, Session
@@ -41,6 +41,24 @@ def __getattr__(name: str) -> Any:
     return alias
 
 _event_lock = threading.Lock()
+
+#: The most requests one session holds open for its peer at once (``RequestContext.held_open``:
+#: each costs no thread, but memory, and a look on every notification fanned out); past it a new
+#: one is refused with -32603.
+MAX_HELD = 1000
+
+
+class _HeldOpen:
+    """The type of :data:`HELD_OPEN`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "HELD_OPEN"
+
+
+#: What a handler returns for a request it holds open (``return ctx.held_open()``): no answer now.
+HELD_OPEN = _HeldOpen()
 
 
 class RequestContext:
@@ -99,15 +117,22 @@ class RequestContext:
                 event = self._cancelled
         return event
 
-    def hold_open(self) -> None:
-        """Block until the peer cancels this request, or the session ends.
+    def held_open(self, on_end: Optional[Callable[[], None]] = None) -> Any:
+        """Keep this request open for the peer, with no thread: ``return ctx.held_open(on_end)``.
 
-        For a request that stays open only to carry notifications to its peer
-        (2026-07-28 ``subscriptions/listen``): when the stream ends, it has
-        nothing left to wait for, so it is cancelled at once, while the other
-        handlers get the grace period to finish.
+        For a request that stays open only to carry notifications to its peer (2026-07-28
+        ``subscriptions/listen``, spec basic/patterns/subscriptions). The handler returns what
+        this returns (:data:`HELD_OPEN`): no answer is sent now, the thread goes back to work, and
+        the request stays in flight (its id taken) until the peer cancels it or the session
+        ends. Then ``on_end()`` runs (say, to stop sending it notifications) and the request ends
+        unanswered, as a cancelled one does. A middleware sees it once, with ``HELD_OPEN`` as its
+        result; one that returns something else instead answers the request, which then ends.
+
+        Raises:
+            RPCError: -32603 when :data:`MAX_HELD` requests are held open on this connection
+                already (the peer cancels one first).
         """
-        self.session.hold_open(self)
+        return self.session.hold(self, on_end)
 
     @property
     def is_cancelled(self) -> bool:
@@ -150,7 +175,9 @@ class Incoming:
         # end with nothing in flight, and a Condition is costly to make.
         self._finished: Optional[threading.Condition] = None
         self._draining = False  # someone waits in drain(): tell it when a request finishes
-        self._held: Set[RequestContext] = set()  # requests held open for the peer alone (RequestContext.hold_open)
+        #: Requests held open for the peer alone (``RequestContext.held_open``), each with its
+        #: ``on_end``. (Read it, never change it, from outside.)
+        self.held: Dict[RequestContext, Optional[Callable[[], None]]] = {}
         self._holding = True  # False once the session ends: no request is held open any more
 
     def __len__(self) -> int:
@@ -201,27 +228,49 @@ class Incoming:
                 self._finished.wait(left if stop is None else min(left, 0.1))
             return list(self.contexts.values())
 
-    def hold(self, ctx: RequestContext) -> bool:
-        """Note a request held open for the peer alone; False if the session is ending."""
-        with self._lock:
-            if self._holding:
-                self._held.add(ctx)
-            return self._holding
+    def hold(self, ctx: RequestContext, on_end: Optional[Callable[[], None]]) -> bool:
+        """Note a request held open for the peer alone (``on_end`` runs when it ends); False if
+        it must end now instead (the session is ending, or the peer cancelled it already).
 
-    def release(self, ctx: RequestContext) -> None:
-        """The held request is over."""
-        with self._lock:
-            self._held.discard(ctx)
+        Raises:
+            RPCError: -32603, :data:`MAX_HELD` requests are held open already.
+        """
+        with self._lock:  # (cancel() sets the flag under it: a cancel is seen here, or sees the entry)
+            if not self._holding or ctx.is_cancelled:
+                return False
+            if len(self.held) >= MAX_HELD:
+                raise RPCError(INTERNAL_ERROR, f"Internal error: {MAX_HELD} requests are held open on this "
+                                               f"connection already (such as subscriptions/listen); cancel "
+                                               f"one before opening another")
+            self.held[ctx] = on_end
+            return True
 
-    def cancel_held(self) -> None:
-        """The session ends: cancel every request held open for the peer, now and from now on."""
+    def cancel(self, ctx: RequestContext) -> Tuple[bool, Optional[Callable[[], None]]]:
+        """Set ``ctx.cancelled``; if the request was held open, take it out: (True, its
+        ``on_end``), for the caller to end it. (False, None) for one a handler runs."""
+        with self._lock:
+            ctx.cancelled.set()
+            if ctx in self.held:
+                return True, self.held.pop(ctx)
+        return False, None
+
+    def unhold(self, ctx: RequestContext) -> Optional[Callable[[], None]]:
+        """Take a held request out without cancelling it (it is answered after all); its
+        ``on_end``, or None (also when it was not held)."""
+        with self._lock:
+            return self.held.pop(ctx, None)
+
+    def cancel_held(self) -> List[Tuple[RequestContext, Optional[Callable[[], None]]]]:
+        """The session ends: cancel every request held open for the peer, now and from now on;
+        return them with their ``on_end``, for the caller to end."""
         if not self._holding:  # (done already: the end of the stream and close() both call it)
-            return
+            return []
         with self._lock:
             self._holding = False
-            held, self._held = self._held, set()
+            held, self.held = self.held, {}
         for ctx in held:
             ctx.cancelled.set()
+        return list(held.items())
 
 
 def with_progress_token(params: Optional[Dict[str, Any]], token: Any) -> Dict[str, Any]:

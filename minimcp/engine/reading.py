@@ -426,12 +426,15 @@ class Readers(Reading):
     :data:`WATCH_TICK`: if that request is still running a whole tick later, the watch lets the
     lock go on the leader's behalf and reads on, so a tool that is slow this once still
     cannot stop the reading (a ping, a cancel). A handler that waits on the peer (a request
-    of its own, a held-open listen) lets the reading go at once (:meth:`let_go`).
+    of its own) lets the reading go at once (:meth:`let_go`); a held-open listen waits on no
+    thread at all (``RequestContext.held_open``).
 
     Any other request (a slower kind, one not seen yet, or any while no thread watches) gets
     the reading handed to a waiting thread (one is started if none waits) before the leader
     runs it, so concurrent requests run at once; at ``max_workers`` threads, requests go to
-    the worker pool and the leader reads on. A thread that comes back to wait while no thread
+    the worker pool (whose queue is bounded: past it, -32603 "server busy" at once) and the
+    leader reads on, so ``ping`` (and 2026-07-28's ``server/discover``), run where they are read,
+    and cancels are answered whatever the handlers do. A thread that comes back to wait while no thread
     watches becomes the watch; the watch stops ticking after :data:`IDLE_TICKS` ticks with no
     new request, so an idle server never wakes.
 

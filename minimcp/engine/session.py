@@ -24,7 +24,7 @@ from ..errors import ConnectionClosed, RPCError, Timeout
 from ..logs import get_logger, trace
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, Malformed, Notification, Request, Response
-from .inflight import Batch, Incoming, NoAnswer, Outgoing, RequestContext, _Pending, with_progress_token
+from .inflight import HELD_OPEN, Batch, Incoming, NoAnswer, Outgoing, RequestContext, _Pending, with_progress_token
 from .reading import Exchanges, Readers, ReaderThread, SharedReading
 from .threads import Dispatcher, WorkerPool
 from .transport import Failed
@@ -60,9 +60,20 @@ def __getattr__(name: str) -> Any:
     alias = globals()["Handler"] = Callable[[Dict[str, Any], RequestContext], Any]
     return alias
 
+#: The requests every session answers on the thread that read them, whatever its workers are doing:
+#: ``ping`` (spec basic/utilities/ping: the receiver MUST respond promptly), and ``server/discover``,
+#: which 2026-07-28 has in its place (it removed ping; a client checks that a server answers by
+#: discovering it, as ``Client.ping()`` does). A session that has no handler for one answers -32601.
+ALWAYS_INLINE = frozenset({"ping", "server/discover"})
+
 #: Seconds the handlers cancelled at close get, in all, to return before they are left
 #: behind (daemon threads): one that ignores ``ctx.cancelled`` must not keep the process alive.
 STRAGGLERS = 1.0
+
+
+#: Seconds between two warnings that requests were turned away (server busy): one line per period.
+BUSY_LOG_EVERY = 10.0
+_last_busy_log = -BUSY_LOG_EVERY  # (monotonic; module-wide: the pool may be shared by many sessions)
 
 
 def _ping(params: Dict[str, Any], ctx: RequestContext) -> Dict[str, Any]:
@@ -75,7 +86,8 @@ def dispatch(ctx: RequestContext) -> Any:
     session's middleware (``engine/middleware.py``) and returns the reply: a Response, or an
     ErrorResponse (an ``RPCError`` keeps its code; any other exception is logged and becomes
     -32603, and so does a ``sys.exit()``: on a handler thread it would end the thread and leave
-    the request unanswered). Sending the reply is the caller's business."""
+    the request unanswered), or None for a request the handler holds open (``ctx.held_open()``),
+    which is answered by nobody now. Sending the reply is the caller's business."""
     session = ctx.session
     try:
         middleware = session.middleware
@@ -83,15 +95,22 @@ def dispatch(ctx: RequestContext) -> Any:
             from .middleware import through  # (loaded once a middleware is added)
 
             result = through(middleware, ctx, _call_handler)
+            if result is not HELD_OPEN and session._incoming.held:  # a middleware answered a request
+                session.unhold(ctx)                                  # held open: it ends with that answer
         else:
             result = ctx.handler(ctx.params, ctx)
+        if result is HELD_OPEN:
+            return None
         return Response(ctx.request_id, {} if result is None else result)
     except RPCError as exc:
+        session.unhold(ctx)  # (held open before it failed: the error is its answer)
         return ErrorResponse(ctx.request_id, exc.code, exc.message, exc.data)
     except Exception as exc:
+        session.unhold(ctx)
         log.exception("%s: handler for %r failed", session.name, ctx.method)
         return ErrorResponse(ctx.request_id, jsonrpc.INTERNAL_ERROR, f"Internal error: {exc}")
     except SystemExit as exc:
+        session.unhold(ctx)
         log.warning("%s: the handler for %r called sys.exit(%r): that ends its call only (-32603)",
                     session.name, ctx.method, exc.code)
         return ErrorResponse(ctx.request_id, jsonrpc.INTERNAL_ERROR,
@@ -149,7 +168,7 @@ class Session:
             stream: a server serving a connection in the background wants it.
         inline_methods: methods whose handlers run on the reader itself, in arrival
             order; only quick ones (a server's ``initialize``, so a request right behind
-            it sees the version). ``ping`` always is (spec basic/utilities/ping: promptly).
+            it sees the version). Those of :data:`ALWAYS_INLINE` always are.
         batches: asked when a JSON-RPC batch arrives: may the peer batch now?
             (MCP allows batches in protocol version 2025-03-26 alone, so the
             owner answers from what it negotiated.) By default: no.
@@ -179,9 +198,9 @@ class Session:
         self.trace: bool = trace
         self.name: str = name
         self.close_on_eof: bool = close_on_eof
-        self.inline_methods: FrozenSet[str] = (  # (a frozenset with ping, a server's: kept as it is)
-            inline_methods if type(inline_methods) is frozenset and "ping" in inline_methods
-            else frozenset(inline_methods) | {"ping"})
+        self.inline_methods: FrozenSet[str] = (  # (a frozenset with them already: kept as it is)
+            inline_methods if type(inline_methods) is frozenset and ALWAYS_INLINE <= inline_methods
+            else frozenset(inline_methods) | ALWAYS_INLINE)
         self.batches_allowed: Callable[[], bool] = batches or _no_batches
         #: What every request this session answers or sends passes through (engine/middleware.py).
         #: The list is kept, not copied: a server's sessions share its list, and one added later
@@ -306,8 +325,34 @@ class Session:
             (self.run if inline else self.submit)(ctx)
 
     def submit(self, ctx: RequestContext) -> None:
-        """Run an accepted request on the worker pool."""
-        self._workers.submit(self.run, ctx)
+        """Run an accepted request on the worker pool; when every worker is busy and the pool's
+        queue is full too, answer it now with -32603 "server busy" (:meth:`turn_away`)."""
+        if not self._workers.submit(self.run, ctx):
+            self.turn_away(ctx)
+
+    def turn_away(self, ctx: RequestContext) -> None:
+        """Answer an accepted request -32603 "server busy" instead of running it: the worker pool
+        (:class:`~minimcp.engine.threads.WorkerPool`) refused it. Whoever read it must never
+        wait for a worker (it reads the pings and cancels that would free one), and an unbounded
+        queue would let a peer grow our memory without end; an error the peer can retry on is
+        the answer that keeps both promises."""
+        global _last_busy_log
+        workers = self._workers
+        now = time.monotonic()
+        if now - _last_busy_log >= BUSY_LOG_EVERY:  # (a flood of them: one line per period)
+            _last_busy_log = now
+            log.warning("%s: %s turned away (server busy): all %d workers are busy and %d requests wait "
+                        "(max_workers, max_queued)", self.name, ctx.method, workers.max_workers, workers.queued)
+        ctx.answered = True
+        try:
+            self._answer(ctx.batch, ErrorResponse(
+                ctx.request_id, jsonrpc.INTERNAL_ERROR,
+                f"Server busy: all {workers.max_workers} workers are busy and {workers.max_queued} requests "
+                f"wait already; try {ctx.method} again shortly"))
+        except ConnectionClosed:
+            log.debug("%s: peer gone before the answer to %r", self.name, ctx.request_id)
+        finally:
+            self._incoming.done(ctx)
 
     @property
     def max_workers(self) -> int:
@@ -318,6 +363,8 @@ class Session:
         """Run an accepted request's handler on this thread and send its answer."""
         request_id = ctx.request_id
         reply: Any = dispatch(ctx)
+        if reply is None:  # held open for the peer (ctx.held_open()): hold() or its end does the rest
+            return
         if ctx.is_cancelled:
             reply = None  # spec basic/utilities/cancellation: send no response
             self.transport.discard(request_id)
@@ -353,24 +400,57 @@ class Session:
         if not self._incoming.add(ctx):
             return id_in_use(ctx.request_id)
         try:
-            return dispatch(ctx)
+            reply = dispatch(ctx)
+            if reply is None:  # held open: this POST's body is its answer, and there is no stream to hold
+                self.unhold(ctx)
+                reply = ErrorResponse(ctx.request_id, jsonrpc.INTERNAL_ERROR,
+                                      f"Internal error: {ctx.method} cannot be held open in a POST's own body")
+            return reply
         finally:
             self._incoming.done(ctx)
 
-    def hold_open(self, ctx: RequestContext) -> None:
-        """Block until the peer cancels ``ctx``'s request, or the session ends (see
-        :meth:`~minimcp.engine.inflight.RequestContext.hold_open`)."""
+    def hold(self, ctx: RequestContext, on_end: Optional[Callable[[], None]] = None) -> Any:
+        """Hold ``ctx``'s request open for the peer, with no thread; return what its handler
+        returns (see :meth:`~minimcp.engine.inflight.RequestContext.held_open`). A request the
+        peer cancelled already, or one held as the session ends, ends at once.
+
+        Raises:
+            RPCError: -32603, too many requests are held open on this session.
+        """
+        if not self._incoming.hold(ctx, on_end):
+            self._end_held(ctx, on_end)
+        return HELD_OPEN
+
+    def unhold(self, ctx: RequestContext) -> None:
+        """``ctx``'s request is answered after all (its handler held it open, then failed, or a
+        middleware answered it): it is held no more, and its ``on_end`` runs. Not held: nothing."""
         incoming = self._incoming
-        if not incoming.hold(ctx):  # the session is ending already
-            ctx.cancelled.set()
-            return
-        reading = self._reading
-        if reading is not None:  # (a stdio server's: it may wait for ever, so it reads no more)
-            reading.let_go()
+        if incoming.held:  # (most sessions hold nothing: no lock taken)
+            on_end = incoming.unhold(ctx)
+            if on_end is not None:
+                self._run_on_end(ctx, on_end)
+
+    def _end_held(self, ctx: RequestContext, on_end: Optional[Callable[[], None]]) -> None:
+        """A request held open ends (the peer cancelled it, or the session ends): unanswered, as a
+        cancelled request is (spec basic/utilities/cancellation: no response), its stream ended."""
+        ctx.cancelled.set()
+        if on_end is not None:
+            self._run_on_end(ctx, on_end)
+        ctx.answered = True
         try:
-            ctx.cancelled.wait()
+            self.transport.discard(ctx.request_id)
+            if ctx.batch is not None:
+                self._answer(ctx.batch, None)  # (counted out of its batch)
+        except ConnectionClosed:
+            pass
         finally:
-            incoming.release(ctx)
+            self._incoming.done(ctx)
+
+    def _run_on_end(self, ctx: RequestContext, on_end: Callable[[], None]) -> None:
+        try:
+            on_end()
+        except Exception:  # (minimcp's own code: a bug, logged; the request ends all the same)
+            log.exception("%s: ending held request %r failed", self.name, ctx.request_id)
 
     def _on_response(self, response: Any) -> None:
         # Callbacks of notifications sent before this answer may not have run: then the caller
@@ -399,10 +479,13 @@ class Session:
     def cancel_incoming(self, request_id: Any, reason: Optional[str] = None) -> None:
         """Cancel a request the peer sent: its ``notifications/cancelled``, or a transport where
         closing a stream is the cancel (2026-07-28 HTTP). Unknown ids are ignored."""
-        ctx = self._incoming.get(request_id)  # (on the reader itself: never stuck behind user code)
+        incoming = self._incoming
+        ctx = incoming.get(request_id)  # (on the reader itself: never stuck behind user code)
         if ctx is not None:
             log.debug("%s: request %r cancelled by peer: %s", self.name, ctx.request_id, reason)
-            ctx.cancelled.set()
+            held, on_end = incoming.cancel(ctx)
+            if held:  # no handler runs for it: it ends here
+                self._end_held(ctx, on_end)
 
     def _on_progress(self, params: Dict[str, Any]) -> None:
         pending = self._outgoing.get(params.get("progressToken"))
@@ -422,7 +505,7 @@ class Session:
         for message in messages:
             ctx = self.accept(message, batch)
             if ctx is not None:
-                self._workers.submit(self.run, ctx)
+                self.submit(ctx)
 
     # -- the way out: what the session sends, and the waiting for answers ---------------
 
@@ -588,8 +671,9 @@ class Session:
         return self._outgoing.still_waiting(requests)
 
     def connection_lost(self, error: Optional[ConnectionClosed] = None) -> None:
-        """Fail every pending request at once, and cancel those held open for the peer: it is gone."""
-        self._incoming.cancel_held()
+        """Fail every pending request at once, and end those held open for the peer: it is gone."""
+        for ctx, on_end in self._incoming.cancel_held():
+            self._end_held(ctx, on_end)
         if error is None:
             error = ConnectionClosed("the session was closed") if self._closing else self.transport.closed_error()
         self._outgoing.close(error)
@@ -598,7 +682,7 @@ class Session:
         """End the session: stop reading, fail pending requests, join every thread.
 
         Handlers still running get ``grace`` seconds to finish and send their
-        answers (those held open for the peer, ``ctx.hold_open()``, none); then
+        answers (requests held open for the peer, ``ctx.held_open()``, end at once); then
         their ``ctx.cancelled`` is set, and after ``STRAGGLERS`` seconds they are
         left behind. Idempotent, and safe to call from any thread, a handler's included.
         """
@@ -632,7 +716,8 @@ class Session:
             self.transport.close()
             self.connection_lost(ConnectionClosed("the session was closed"))
             return
-        self._incoming.cancel_held()  # requests held open for the peer: no grace for them
+        for ctx, on_end in self._incoming.cancel_held():  # requests held open for the peer: no grace
+            self._end_held(ctx, on_end)
         for ctx in self._incoming.drain(grace, lambda: self._stopping):  # those still running after the grace
             ctx.cancelled.set()
         stragglers = time.monotonic() + STRAGGLERS

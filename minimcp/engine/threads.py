@@ -29,6 +29,12 @@ log: Logger = get_logger(__name__)
 
 _thread_ids = itertools.count(1)
 
+#: The most tasks that wait in a :class:`WorkerPool`'s queue for a free worker, by default. Past it
+#: the pool refuses (``submit()`` is False) rather than block whoever submits: that is a thread that
+#: reads (a ping, a cancel must still be read) or an HTTP POST's; and a peer that sends requests
+#: faster than they finish cannot grow the process's memory without bound.
+MAX_QUEUED = 1024
+
 
 def start_thread(target: Callable[[], Any], kind: str) -> threading.Thread:
     """Start ``target`` on a thread named ``minimcp-<kind>-<n>`` and return it."""
@@ -48,15 +54,23 @@ def join(thread: Optional[threading.Thread], timeout: float) -> None:
 
 
 class WorkerPool:
-    """A bounded pool of named worker threads, started on demand.
+    """A bounded pool of named worker threads, started on demand, with a bounded queue.
 
     ``concurrent.futures.ThreadPoolExecutor`` would do, except that its
     ``shutdown()`` cannot time out: one handler stuck in user code would hang
-    ``close()`` forever. This one joins with a deadline and logs stragglers.
+    ``close()`` forever, and its queue has no bound. This one joins with a deadline and logs
+    stragglers, and refuses a task when ``max_queued`` wait already::
+
+        pool = WorkerPool(4)
+        if not pool.submit(print, "hello"):   # every worker busy and the queue full
+            ...                                # tell the caller to try again later
+        pool.shutdown(timeout=5.0)
     """
 
-    def __init__(self, max_workers: int) -> None:
+    def __init__(self, max_workers: int, max_queued: int = MAX_QUEUED) -> None:
         self.max_workers: int = max_workers
+        #: The most tasks that wait for a free worker; past it :meth:`submit` refuses.
+        self.max_queued: int = max_queued
         self._tasks: SimpleQueue[Optional[Tuple[Callable[..., Any], Tuple[Any, ...]]]] = SimpleQueue()
         self._idle = 0  # workers waiting for a task, not yet promised one (under _lock)
         self._threads: List[threading.Thread] = []
@@ -68,14 +82,26 @@ class WorkerPool:
         """The worker threads started so far (a copy)."""
         return list(self._threads)
 
-    def submit(self, fn: Callable[..., Any], *args: Any) -> None:
-        """Run ``fn(*args)`` on a worker thread."""
-        self._tasks.put((fn, args))
+    @property
+    def queued(self) -> int:
+        """Tasks waiting for a worker now (a snapshot)."""
+        return self._tasks.qsize()
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> bool:
+        """Run ``fn(*args)`` on a worker thread, at once or once one is free; never blocks.
+
+        Returns False, and runs nothing, when every worker is busy and ``max_queued`` tasks wait
+        already: the caller answers for it (a request gets -32603 "server busy").
+        """
         with self._lock:  # a plain lock: threading.Semaphore is Python code, this is the hot path
             if self._idle:
                 self._idle -= 1  # an idle worker will pick it up
             elif not self._shutdown and len(self._threads) < self.max_workers:
                 self._threads.append(start_thread(self._work, "handler"))
+            elif self._tasks.qsize() >= self.max_queued:  # (C: no frame)
+                return False
+            self._tasks.put((fn, args))
+        return True
 
     def _work(self) -> None:
         get = self._tasks.get

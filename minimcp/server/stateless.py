@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # annotations only: a stdio server starts without importing t
     from .context import Context
     from .server import Server
 
+from ..engine.inflight import HELD_OPEN
 from ..errors import CapabilityError, RPCError
 from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from ..protocol.levels import LOG_LEVELS
@@ -47,10 +48,10 @@ from ..protocol.versions import STATELESS_VERSION, SUPPORTED_VERSIONS
 
 
 def serve(connection: ServerConnection, answer: Callable[[Any, Dict[str, Any], Context], Any],
-          params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
+          params: Dict[str, Any], ctx: Context) -> Any:
     """Serve one request that carries 2026-07-28 ``_meta``: check it, run ``answer(connection,
-    params, ctx)``, finish the result. (:mod:`minimcp.server.methods` has already refused the
-    methods 2026-07-28 does not have.)
+    params, ctx)``, finish the result (a request held open, ``HELD_OPEN``, has none yet).
+    (:mod:`minimcp.server.methods` has already refused the methods 2026-07-28 does not have.)
 
     Raises:
         RPCError: -32602 for bad ``_meta`` or ``requestState``, -32022 for
@@ -76,6 +77,8 @@ def serve(connection: ServerConnection, answer: Callable[[Any, Dict[str, Any], C
                 "requestState": server.state_signer.sign(method, params, ctx.answers, list(exc.requests))}
     except CapabilityError as exc:
         raise missing_capability(exc.capability) from None
+    if result is HELD_OPEN:  # (subscriptions/listen: no answer now)
+        return result
     result = dict(result)
     if result.get("resultType") != "task":  # (a CreateTaskResult: the tasks extension)
         result["resultType"] = "complete"
@@ -174,12 +177,14 @@ def listen_filters(requested: Any) -> Dict[str, Any]:
     return honoured
 
 
-def listen(connection: ServerConnection, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
+def listen(connection: ServerConnection, params: Dict[str, Any], ctx: Context) -> Any:
     """Answer ``subscriptions/listen``: acknowledge, then hold the request open for notifications.
 
-    spec 2026-07-28 basic/patterns/subscriptions. The request ends when the
-    client cancels it (or closes its HTTP stream); it holds one worker thread
-    while open.
+    spec 2026-07-28 basic/patterns/subscriptions. The request ends when the client cancels it
+    (``notifications/cancelled``, or closing its HTTP stream) or the connection ends; it is held
+    open with no thread (``ctx.held_open()``), so a server has as many listeners as clients ask
+    for, up to :data:`~minimcp.engine.inflight.MAX_HELD` per connection (past it, -32603 at
+    once). Ended so, it gets no answer, as any cancelled request (spec basic/utilities/cancellation).
     """
     honoured = listen_filters(params.get("notifications"))
     if "taskIds" in honoured:  # the tasks extension: only for a listener that declared it
@@ -187,11 +192,12 @@ def listen(connection: ServerConnection, params: Dict[str, Any], ctx: Context) -
 
         honoured["taskIds"] = listen_task_ids(connection.server, honoured["taskIds"], ctx)
     subscription = Subscription(ctx, honoured)
-    server = connection.server
-    server.subscriptions.add(subscription)
+    subscriptions = connection.server.subscriptions
+    subscriptions.add(subscription)  # (before it is held: a cancel that comes meanwhile takes it out)
     try:
-        subscription.send("notifications/subscriptions/acknowledged", {"notifications": honoured})
-        ctx.hold_open()  # (cancelled at once when the client goes away: no grace to wait out)
-    finally:
-        server.subscriptions.discard(subscription)
-    return {"_meta": {SUBSCRIPTION_KEY: ctx.request_id}}
+        held = ctx.held_open(on_end=lambda: subscriptions.discard(subscription))
+    except BaseException:  # too many held open: refused, and never listened
+        subscriptions.discard(subscription)
+        raise
+    subscription.send("notifications/subscriptions/acknowledged", {"notifications": honoured})
+    return held

@@ -33,7 +33,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from ...engine.session import id_in_use
-from ...engine.threads import WorkerPool
+from ...engine.threads import MAX_QUEUED, WorkerPool
 from ...errors import RPCError
 from ...logs import get_logger
 from ...protocol import jsonrpc
@@ -74,7 +74,10 @@ _Start = Callable[..., Any]
 
 #: Methods whose handlers are minimcp's own quick code (no user code that could wait).
 QUICK = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list",
-                   "server/discover", "ping", "logging/setLevel"})
+                   "server/discover", "ping", "logging/setLevel", "subscriptions/listen"})
+#: Methods never answered in their POST's own body: ``initialize`` (its answer opens a session),
+#: and ``subscriptions/listen``, held open (it returns at once, but its answer is a stream).
+STREAMED = frozenset({"initialize", "subscriptions/listen"})
 
 
 def runs_here(server: "Server", message: Any, tool: Any = None) -> bool:
@@ -132,7 +135,10 @@ class MCPApp:
         event_store: where SSE events are kept for resumption.
         retry_ms: the ``retry`` sent in priming events (2025-11-25).
         sse_path, messages_path: the 2024-11-05 HTTP+SSE endpoints (``sse_path=None``: off).
-        max_workers: handler threads shared by all sessions.
+        max_workers: handler threads shared by all sessions. A ``subscriptions/listen`` holds none
+            while it listens (only its HTTP connection: the WSGI server's cap bounds those).
+        max_queued: requests that wait for a free handler thread; past it a request is answered
+            -32603 "server busy" at once (so no POST waits without bound, nor grows memory).
         sse_after: seconds a handler may take before its answer switches from JSON to
             an SSE stream (so the client can time out or cancel).
         session_ttl: seconds after which an idle session ends (its client gets 404 and
@@ -147,7 +153,8 @@ class MCPApp:
                  auth: Optional[Callable[[Dict[str, str]], Any]] = None, max_body: int = 4 * 1024 * 1024,
                  event_store: Optional[EventStore] = None, retry_ms: int = 1000, sse_path: Optional[str] = "/sse",
                  messages_path: str = "/messages/", max_workers: int = 64, sse_after: float = 0.1,
-                 session_ttl: Optional[float] = 3600.0, max_sessions: int = 1024) -> None:
+                 session_ttl: Optional[float] = 3600.0, max_sessions: int = 1024,
+                 max_queued: int = MAX_QUEUED) -> None:
         self.server: Server = server
         self.path = path
         #: False: a sessionless app (``sessions=False``), whose every POST has a connection of its own.
@@ -165,11 +172,15 @@ class MCPApp:
         self.session_ttl = session_ttl
         self.max_sessions = max_sessions
         self._last_used: Dict[str, float] = {}
-        self.workers: WorkerPool = WorkerPool(max_workers)
+        self.workers: WorkerPool = WorkerPool(max_workers, max_queued)
         self.sessions: Dict[str, ServerConnection] = {}
         self._lock = threading.Lock()
         self.sse_endpoints: SSEEndpoints = SSEEndpoints(self)
         self._spares: List[ServerConnection] = []  # one-POST connections to use again (_spare)
+        # One-POST connections whose SSE response is being written (a listen stream, a slow tool):
+        # close() ends them, as it ends the sessions' streams. (Under _lock.)
+        self._streaming: Set[ServerConnection] = set()
+        self._closing = False
 
     def __repr__(self) -> str:
         mode = "sessionless" if not self.keeps_sessions else f"sessions={len(self.sessions) + len(self.sse_endpoints.sessions)}"
@@ -287,7 +298,7 @@ class MCPApp:
             return reply(start_response, 202)
         # (a tool's own flag says it for a tools/call: what runs_here() reads)
         here = tool.can_run_inline if tool is not None else request is not None and runs_here(self.server, request)
-        if request is not None and here and new_session is None and request.method != "initialize" and answers_here(
+        if request is not None and here and new_session is None and request.method not in STREAMED and answers_here(
                 self.server, tool, meta.log_level if meta is not None else connection.log_level):
             answer = self._answer_here(connection, request, meta)
             if one_post:
@@ -307,8 +318,8 @@ class MCPApp:
                 ctx.meta = meta  # type: ignore[attr-defined]  # (a server session makes Contexts)
                 if here:
                     session.run(ctx)
-                else:
-                    self.workers.submit(session.run, ctx)  # (what session.submit() does: the app's pool is its)
+                elif not self.workers.submit(session.run, ctx):  # (what session.submit() does: the app's pool is its)
+                    session.turn_away(ctx)  # every worker busy, the queue full: -32603 "server busy" now
         else:
             stream = transport.open_stream({m.id for m in messages if type(m) is Request})
             for message in messages:
@@ -474,6 +485,8 @@ class MCPApp:
         # first sends the headers now (PEP 3333: with the first bytes), so the client holds a
         # stream it can close from the start, not only after the first keepalive.
         try:
+            if not self._stream_opens(connection):
+                return  # the app is closing: the request is cancelled below, the stream ends at once
             yield OPENING
             for chunk in stream.events(after=start, keepalive=1.0):
                 if chunk.startswith(b"id: "):
@@ -482,15 +495,33 @@ class MCPApp:
         finally:
             if not stream.done:
                 connection.session.cancel_incoming(request_id)
+            self._stream_ends(connection)
             connection.session.close()
 
     def _sse_body(self, stream: OutStream, start: str, connection: ServerConnection,
                   one_post: bool) -> Iterable[bytes]:
         try:
+            if one_post and not self._stream_opens(connection):
+                return
             yield from self._priming(connection, start)
             yield from stream.events(after=start)
         finally:
+            if one_post:
+                self._stream_ends(connection)
             self._end_if_one_post(connection, one_post)
+
+    def _stream_opens(self, connection: ServerConnection) -> bool:
+        """A one-POST connection's SSE response begins: noted, for :meth:`close` to end it (a
+        listen stream has no end of its own). False if the app is closing: it must not begin."""
+        with self._lock:
+            if self._closing:
+                return False
+            self._streaming.add(connection)
+            return True
+
+    def _stream_ends(self, connection: ServerConnection) -> None:
+        with self._lock:
+            self._streaming.discard(connection)
 
     def _priming(self, connection: ServerConnection, start: str) -> List[bytes]:
         """The event a stream opens with, from 2025-11-25 on: spec basic/transports "prime the
@@ -578,9 +609,14 @@ class MCPApp:
     def close(self) -> None:
         """End every session and stream (on server shutdown); the app can serve no more."""
         with self._lock:
+            self._closing = True
             sessions, self.sessions = list(self.sessions.values()), {}
+            streaming, self._streaming = list(self._streaming), set()
         spares, self._spares = self._spares, []
-        for connection in sessions + spares:
+        # A one-POST connection's stream (a 2026-07-28 listen's above all) ends with its session:
+        # its held request ends at once, a handler still running is cancelled (no grace: the
+        # server is stopping), and the thread writing the stream sees the end.
+        for connection in sessions + spares + streaming:
             connection.session.close()
         self.sse_endpoints.close()
         self.workers.shutdown(timeout=5.0)
