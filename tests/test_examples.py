@@ -174,3 +174,16 @@ def test_middleware_times_limits_and_counts_every_request():
     ]
     timed = [line for line in out.stderr.splitlines() if line.startswith("server: tools/call add took ")]
     assert len(timed) == 4, out.stderr  # the refused call too: the timing middleware is the outer one
+
+
+def test_call_many_submits_every_call_and_gathers_the_results():
+    out = run_example("call_many.py")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "Kraków: 22°C, sunny",
+        "London: 14°C, rain",
+        "Tokyo: 27°C, humid",
+        "Lima: 22°C, sunny",
+        "Oslo: 22°C, sunny",
+        "2 days of forecast for Tokyo",
+    ]

@@ -96,7 +96,7 @@ def test_structured_tool_result_and_annotations(kb):
 def test_logging_reaches_the_client_only_after_set_level(kb):
     """spec server/utilities/logging: the server sends messages at or above the level the client set."""
     logs = []
-    with kb(on_log=logs.append) as client:
+    with kb(on_log=logs.append, log_level="warning") as client:  # (on_log alone asks for info at once)
         client.call_tool("search", {"query": "mcp"})
         client.set_logging_level("info")
         client.call_tool("search", {"query": "futures"})

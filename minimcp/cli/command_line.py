@@ -11,6 +11,7 @@ import json
 import sys
 from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple
 
+from ..protocol.levels import LOG_LEVELS
 from ..protocol.versions import SDK_VERSION as __version__
 
 #: Exit statuses (documented in ``minimcp --help``).
@@ -81,6 +82,9 @@ def _common_options() -> argparse.ArgumentParser:
                          help="seconds to wait for each answer, the handshake included (default: 60)")
     options.add_argument("--trace", action="store_true", help="show every protocol message on stderr")
     options.add_argument("-q", "--quiet", action="store_true", help="hide the server's stderr and log messages")
+    options.add_argument("--log-level", metavar="LEVEL", choices=LOG_LEVELS, default="info",
+                         help="show the server's log messages at this level and above on stderr: "
+                              f"{', '.join(LOG_LEVELS)} (default: info)")
     return options
 
 

@@ -17,6 +17,7 @@ from ..errors import CapabilityError, ConnectionClosed, MCPError, ProtocolError,
 from .command_line import EXIT_ERROR, EXIT_OK, EXIT_SERVER, EXIT_USAGE, UsageError, convert_arguments
 from .output import (
     ProgressBar,
+    ServerLogs,
     _describe_contents,
     _described,
     _dump,
@@ -163,7 +164,11 @@ def run(args: argparse.Namespace) -> int:
         from .login import cmd_login, cmd_logout
 
         return (cmd_login if args.command == "login" else cmd_logout)(args)
-    options: Dict[str, Any] = {"on_stderr": _silent, "on_log": _silent} if args.quiet else {}
+    # The server's log messages: on stderr at --log-level and above (the client asks the server
+    # for that level), or dropped with --quiet (the client then asks for info, as it does for any
+    # on_log: the cost is one command's worth of messages).
+    options: Dict[str, Any] = ({"on_stderr": _silent, "on_log": _silent} if args.quiet else
+                               {"on_log": ServerLogs(sys.stderr), "log_level": args.log_level})
     if args.headers:  # only when given: a stdio-only connect() need not know the keyword
         options["headers"] = args.headers
     if isinstance(args.target, str) and not any(name.lower() == "authorization" for name in args.headers):

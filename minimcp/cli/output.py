@@ -34,6 +34,28 @@ def show_logs(trace: bool = False, quiet: bool = False) -> None:
     package.setLevel(min(level, package.getEffectiveLevel()))
 
 
+class ServerLogs:
+    """Print the server's log messages (``notifications/message``) on a stream, one line each:
+    ``server warning: text`` (``server warning [db]: text`` with the server's logger name).
+
+    The ``on_log`` of the ``minimcp`` command; it runs on the client's dispatcher thread. On a
+    terminal a line first clears the one under the cursor (a progress bar redraws itself).
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self._clear = "\r\x1b[K" if stream.isatty() else ""
+
+    def __call__(self, params: Dict[str, Any]) -> None:
+        """Print one log message."""
+        data = params.get("data")
+        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+        logger = params.get("logger")
+        where = f" [{logger}]" if logger else ""
+        self.stream.write(f"{self._clear}server {params.get('level')}{where}: {text}\n")
+        self.stream.flush()
+
+
 def _emit(text: str = "") -> None:
     print(text)
 

@@ -9,23 +9,37 @@ from many threads at once on one client.
 What the server sends unasked — requests for sampling, elicitation and
 roots, and notifications — goes to the handlers given to ``connect()``:
 requests run on a worker thread, notification callbacks on the dispatcher thread,
-in the order they came; never on the reader.
+in the order they came; never on the reader. The server's log messages go to the
+``logging`` module unless ``on_log=`` takes them.
+
+:meth:`Client.submit_tool_call` starts a call and returns a
+:class:`concurrent.futures.Future` at once (``client/futures.py``, loaded on first use).
 """
 
 import os
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+import sys
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from ..engine.inflight import ProgressCallback
 from ..engine.middleware import Middleware
 from ..engine.session import Handler, Session
-from ..errors import CapabilityError, ProtocolError
-from ..protocol.levels import LOG_LEVELS
+from ..errors import CapabilityError, MCPError, ProtocolError
+from ..logs import get_logger
+from ..protocol.levels import LOG_LEVELS, PYTHON_LEVELS
 from ..protocol.stateless import TASKS_EXTENSION
 from ..protocol.versions import HANDSHAKE_VERSIONS, PROTOCOL_VERSION, SDK_VERSION, STATELESS_VERSION, knows
 from . import answers, handshake, tasks, wire
 from .answers import Roots
 from .results import Completion, Prompt, PromptResult, Resource, ResourceResult, ResourceTemplate, Tool, ToolResult
 from .stateless import Listener, StatelessSide
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+    from logging import Logger
+
+    from .futures import Calls
+
+log: "Logger" = get_logger(__name__)
 
 #: How many pages a list call follows before deciding the server loops.
 MAX_PAGES = 10_000
@@ -67,8 +81,15 @@ class Client:
             (the default) and/or ``"url"`` (2025-11-25).
         roots: a list of paths, ``file://`` URIs or ``{"uri", "name"}`` dicts,
             or a callable returning one, answering ``roots/list``; declares ``roots``.
-        on_log: ``callback(params)`` for ``notifications/message`` (default:
-            the ``minimcp.server_log`` logger).
+        on_log: ``callback(params)`` for ``notifications/message``. By default each
+            message becomes a ``logging`` record of the logger
+            ``minimcp.server_log.<server name>`` (see :meth:`server_logger_name`).
+        log_level: the least severe log messages to ask the server for, at connect and
+            whenever the client connects again: ``"debug"`` ... ``"emergency"``. By default
+            ``"info"`` when ``on_log`` is given; else the level set on the
+            ``minimcp.server_log`` logger (or the server's own below it), if one is set;
+            else none is asked for, and the server sends what it sends unasked (under
+            2026-07-28: nothing). Logging is deprecated from 2026-07-28 (SEP-2577).
         on_progress: ``callback(params)`` for every progress notification.
         on_tools_changed, on_resources_changed, on_prompts_changed: ``callback()``
             when the server says a list changed.
@@ -110,8 +131,12 @@ class Client:
                  on_prompts_changed: Optional[Callable[[], Any]] = None,
                  on_resource_updated: Optional[Callable[[str], Any]] = None,
                  on_notification: Optional[Callable[[str, Dict[str, Any]], Any]] = None, protocol: str = "auto",
-                 middleware: Iterable[Middleware] = ()) -> None:
+                 middleware: Iterable[Middleware] = (), log_level: Optional[str] = None) -> None:
         self.protocol: str = check_protocol(protocol)
+        if log_level is not None and log_level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {log_level!r}; use one of {', '.join(LOG_LEVELS)}")
+        #: The level of log messages asked for at connect (None: decided then, see ``log_level``).
+        self.log_level: Optional[str] = log_level
         if trace is None:
             trace = os.environ.get("MINIMCP_TRACE", "") not in ("", "0", "false", "no")
         self.client_info: Dict[str, Any] = client_info or {"name": "minimcp", "version": SDK_VERSION}
@@ -120,7 +145,9 @@ class Client:
         self.elicitation_handler = elicitation_handler
         self.elicitation_modes: Tuple[str, ...] = tuple(elicitation_modes)
         self.roots: Optional[Roots] = roots
-        self.on_log = on_log
+        # (kept once, so that "is it ours?" is an identity check)
+        self._logs_to_logging: Callable[[Dict[str, Any]], None] = self._log_to_logging
+        self.on_log: Callable[[Dict[str, Any]], Any] = on_log if on_log is not None else self._logs_to_logging
         self.on_progress = on_progress
         self.on_notification = on_notification
         self.on_tools_changed = on_tools_changed
@@ -143,6 +170,8 @@ class Client:
         self.server_capabilities: Dict[str, Any] = {}
         self.instructions: Optional[str] = None
         self._tools: Optional[List[Tool]] = None
+        self._calls: Optional[Calls] = None  # the submitted calls' threads (client/futures.py), made on first use
+        self._said_logging_is_deprecated = False
         transport.on_session_expired = self.initialize  # HTTP: a 404 means "start a new session"
 
     def __repr__(self) -> str:
@@ -209,7 +238,9 @@ class Client:
                 does not speak the one ``protocol=`` asked for.
             Timeout: no answer within ``timeout``.
         """
-        return handshake.introduce(self, timeout)
+        result = handshake.introduce(self, timeout)
+        self._ask_for_logs()
+        return result
 
     def _call(self, method: str, params: Optional[Dict[str, Any]] = None, *, timeout: Optional[float] = None,
               on_progress: Optional[ProgressCallback] = None, max_timeout: Optional[float] = None) -> Any:
@@ -314,6 +345,43 @@ class Client:
         if type(result) is dict and result.get("resultType") == "task":  # a task: wait for it, in the timeout
             return tasks.wait_for(self, result, timeout)
         return ToolResult(result)
+
+    def submit_tool_call(self, name: str, arguments: Optional[Dict[str, Any]] = None, *,
+                         timeout: Optional[float] = None, on_progress: Optional[ProgressCallback] = None,
+                         max_timeout: Optional[float] = None) -> "Future[ToolResult]":
+        """Start a tool call and return its :class:`concurrent.futures.Future` at once.
+
+        The thread-based twin of ``asyncio.gather``: submit many, then take them with
+        ``concurrent.futures.as_completed()`` or ``wait()``. Named after
+        ``Executor.submit()``, which also schedules work and returns its Future::
+
+            from concurrent.futures import as_completed
+
+            futures = {client.submit_tool_call("get_weather", {"city": c}): c for c in cities}
+            for future in as_completed(futures, timeout=30):
+                print(futures[future], future.result().text)
+
+        The call is what :meth:`call_tool` makes, on one of the client's call threads (at
+        most :data:`~minimcp.client.futures.CALL_THREADS` in flight; more wait their turn).
+        ``future.result()`` returns the :class:`ToolResult` or raises what ``call_tool()``
+        would: ``Timeout`` (after ``timeout`` seconds from sending; the server was told to
+        cancel), ``RPCError``, ``ConnectionClosed`` (also for every call still pending when
+        the client closes). ``future.cancel()`` works until the answer is in, and tells the
+        server (``notifications/cancelled``); see :class:`~minimcp.client.futures.ToolCallFuture`.
+
+        Args:
+            name: the tool's name.
+            arguments: its arguments, a JSON object.
+            timeout: seconds to wait for the answer once the call is sent (default: the client's).
+            on_progress: ``callback(progress, total, message)`` for progress reports.
+            max_timeout: let progress reports extend ``timeout``, up to this many seconds.
+
+        Returns:
+            The call's Future (a :class:`~minimcp.client.futures.ToolCallFuture`).
+        """
+        from . import futures  # (concurrent.futures is loaded here: a client that never submits skips it)
+
+        return futures.submit(self, name, arguments, timeout, on_progress, max_timeout)
 
     def start_task(self, name: str, arguments: Optional[Dict[str, Any]] = None, *,
                    timeout: Optional[float] = None) -> "tasks.TaskHandle":
@@ -420,8 +488,24 @@ class Client:
         return Completion(self._call("completion/complete", params, timeout=timeout))
 
     def set_logging_level(self, level: str, *, timeout: Optional[float] = None) -> None:
-        """Ask the server for log messages at ``level`` and above (see ``on_log``)."""
+        """Ask the server for log messages at ``level`` and above (see ``on_log``); kept as
+        :attr:`log_level`, so asked for again when the client connects again.
+
+        On a 2026-07-28 server this warns once (a ``DeprecationWarning``): logging is
+        deprecated there (SEP-2577), though it still works, the level riding on each request.
+        """
         self._require("logging")
+        if self.stateless.active and not self._said_logging_is_deprecated:
+            self._said_logging_is_deprecated = True
+            import warnings
+
+            warnings.warn("logging is deprecated from MCP 2026-07-28 (SEP-2577), which this server speaks: "
+                          "set_logging_level() still works (each request carries the level), but plan for "
+                          "the server's stderr or OpenTelemetry instead", DeprecationWarning, stacklevel=2)
+        self._set_log_level(level, timeout)
+        self.log_level = level
+
+    def _set_log_level(self, level: str, timeout: Optional[float]) -> None:
         if self.stateless.active:  # 2026-07-28: each request asks for its own level
             if level not in LOG_LEVELS:
                 raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
@@ -451,6 +535,61 @@ class Client:
         """Route one notification from the server (on the dispatcher thread, in order)."""
         wire.route(self, method, params)
 
+    # -- the server's log messages ----------------------------------------------------------
+
+    def server_logger_name(self) -> str:
+        """The ``logging`` logger the server's log messages go to when no ``on_log`` takes
+        them: ``minimcp.server_log.<server name>`` (the name as ``serverInfo`` says it,
+        letters, digits, ``-`` and ``_`` kept, at most 64 characters)."""
+        name = str(self.server_info.get("name") or "server")
+        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in name[:64])
+        return f"minimcp.server_log.{safe}"
+
+    def _log_to_logging(self, params: Dict[str, Any]) -> None:
+        """The default ``on_log``: one ``logging`` record per log message, at the matching
+        level, in the server's logger; the server's own logger name (``logger``) leads the text."""
+        data = params.get("data")
+        if not isinstance(data, str):
+            import json
+
+            data = json.dumps(data, ensure_ascii=False)
+        part = params.get("logger")
+        get_logger(self.server_logger_name()).log(PYTHON_LEVELS[params["level"]], "%s",
+                                                  f"{part}: {data}" if part else data)
+
+    def _ask_for_logs(self) -> None:
+        """Ask the server for the log messages someone will see (see ``log_level``): after each
+        handshake, since a new session (an HTTP one restarted) starts with none."""
+        if self.server_capabilities.get("logging") is None:
+            return
+        level = self.log_level
+        if level is None:
+            level = "info" if self.on_log is not self._logs_to_logging else self._level_shown()
+        if level is None:  # nobody would see them: ask for none (2026-07-28 HTTP answers in
+            return         # one JSON body then, and a handshake needs no logging/setLevel)
+        try:
+            self._set_log_level(level, None)
+        except MCPError as exc:  # the logs are a nicety: the connection stands without them
+            log.warning("the server %r refused log level %r: %s", self.server_info.get("name", ""), level, exc)
+
+    def _level_shown(self) -> Optional[str]:
+        """The MCP level for a level set on the server's logger or on ``minimcp.server_log``
+        (the nearest one set); None when neither has one.
+
+        Only an explicit level counts, not a handler on the root logger: nearly every program
+        has one (``logging.basicConfig()``, pytest), and asking every server for its warnings
+        would cost each 2026-07-28 HTTP call its one-body answer, for a deprecated feature.
+        """
+        logging = sys.modules.get("logging")  # never imported: nothing was configured
+        if logging is None:
+            return None
+        logger = logging.getLogger(self.server_logger_name())
+        while logger is not None and logger.name.startswith("minimcp.server_log"):
+            if logger.level != logging.NOTSET:  # (above CRITICAL: nothing shows, nothing asked for)
+                return next((level for level in LOG_LEVELS if PYTHON_LEVELS[level] >= logger.level), None)
+            logger = logger.parent
+        return None
+
     # -- 2026-07-28 subscriptions ----------------------------------------------------------
 
     def listen(self, *, tools: bool = False, prompts: bool = False, resources: bool = False,
@@ -467,8 +606,14 @@ class Client:
     # -- the end ------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close the connection: a child server is shut down, every thread joined. Idempotent."""
+        """Close the connection: a child server is shut down, every thread joined, every
+        submitted call still pending failed with ConnectionClosed. Idempotent."""
         try:
             self.stateless.close()
         finally:
-            self.session.close()
+            try:
+                self.session.close()
+            finally:
+                calls = self._calls
+                if calls is not None:
+                    calls.close()

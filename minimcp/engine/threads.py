@@ -67,8 +67,10 @@ class WorkerPool:
         pool.shutdown(timeout=5.0)
     """
 
-    def __init__(self, max_workers: int, max_queued: int = MAX_QUEUED) -> None:
+    def __init__(self, max_workers: int, max_queued: int = MAX_QUEUED, kind: str = "handler") -> None:
         self.max_workers: int = max_workers
+        #: What its threads do, in their names (``minimcp-<kind>-N``).
+        self.kind: str = kind
         #: The most tasks that wait for a free worker; past it :meth:`submit` refuses.
         self.max_queued: int = max_queued
         self._tasks: SimpleQueue[Optional[Tuple[Callable[..., Any], Tuple[Any, ...]]]] = SimpleQueue()
@@ -97,7 +99,7 @@ class WorkerPool:
             if self._idle:
                 self._idle -= 1  # an idle worker will pick it up
             elif not self._shutdown and len(self._threads) < self.max_workers:
-                self._threads.append(start_thread(self._work, "handler"))
+                self._threads.append(start_thread(self._work, self.kind))
             elif self._tasks.qsize() >= self.max_queued:  # (C: no frame)
                 return False
             self._tasks.put((fn, args))

@@ -25,6 +25,27 @@ if TYPE_CHECKING:  # pragma: no cover
     from .connection import ServerConnection
 
 
+#: What this process said once already (a plain dict: one lookup on the path of each ctx.log()).
+_said = {"logging is deprecated": False}
+
+
+def _deprecated_log() -> None:
+    """Say once per process, as a ``DeprecationWarning`` at the tool's own ``ctx.log()`` line,
+    that 2026-07-28 deprecates logging (SEP-2577). minimcp's own calls (the logging bridge
+    forwarding ``logging`` records) do not count: the tool did not call ctx.log() there."""
+    import sys
+
+    caller = sys._getframe(2)  # (0: here; 1: Context.log; 2: whoever called it)
+    if str(caller.f_globals.get("__name__", "")).startswith("minimcp."):
+        return
+    _said["logging is deprecated"] = True
+    import warnings
+
+    warnings.warn("ctx.log(): logging is deprecated from MCP 2026-07-28 (SEP-2577), which this request "
+                  "speaks; it still works (a client that asks for a level gets the messages of its own "
+                  "request), but plan for stderr or OpenTelemetry instead", DeprecationWarning, stacklevel=3)
+
+
 class Context(RequestContext):
     """What a tool, resource or prompt function gets when it declares a ``ctx`` parameter.
 
@@ -106,6 +127,8 @@ class Context(RequestContext):
         if self.meta is None:
             self.connection.send_log(level, data, logger, related_to=self.request_id)
             return
+        if not _said["logging is deprecated"]:
+            _deprecated_log()
         # 2026-07-28: logs are request-scoped, only at the level this request asked
         # for, and nothing more once it was cancelled (spec basic/patterns/cancellation).
         wanted = self.meta.log_level
