@@ -53,6 +53,15 @@ def trace(name: str, arrow: str, message: Any) -> None:
     sys.stderr.flush()
 
 
+def reference() -> str:
+    """A new reference for one failure: 8 hex digits, which the peer's error message and our log
+    line both carry, so that an operator finds the traceback a user quotes (while the message
+    itself says nothing the peer must not learn: CWE-209)."""
+    import os
+
+    return os.urandom(4).hex()
+
+
 def get_logger(name: str) -> Logger:
     """The logger called ``name``, loaded on first use."""
     # The checker is right that _LazyLogger is no Logger subclass: it stands in for one, every

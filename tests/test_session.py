@@ -74,6 +74,22 @@ def test_errors_come_back_as_rpc_errors_and_the_session_lives_on(pair):
     assert a.request("ping") == {}
 
 
+def test_a_session_that_masks_errors_tells_its_peer_a_reference_and_logs_the_rest(pair, caplog):
+    """CWE-209: with masks_errors (a server's sessions), an unexpected exception's text stays in
+    the answering side's log, under the reference its peer is told."""
+    a, b = pair
+    b.masks_errors = True
+    b.handlers["crash"] = lambda params, ctx: open("/srv-private/secret.txt")
+    with pytest.raises(RPCError) as info:
+        a.request("crash")
+    message = info.value.message
+    assert info.value.code == jsonrpc.INTERNAL_ERROR and "srv-private" not in message and "(ref " in message
+    ref = message.split("(ref ", 1)[1].split(")", 1)[0]
+    logged = [r for r in caplog.records if ref in r.getMessage()]
+    assert logged and "srv-private" in str(logged[0].exc_info[1])
+    assert a.request("ping") == {}  # and the session lives on
+
+
 def test_a_handler_can_call_back_into_the_peer(pair):
     """The sampling shape: while answering, a handler asks the other side something."""
     a, b = pair

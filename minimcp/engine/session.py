@@ -20,8 +20,8 @@ from __future__ import annotations
 import threading
 import time
 
-from ..errors import ConnectionClosed, RPCError, Timeout
-from ..logs import get_logger, trace
+from ..errors import CapabilityError, ConnectionClosed, RPCError, Timeout
+from ..logs import get_logger, reference, trace
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, Malformed, Notification, Request, Response
 from .inflight import HELD_OPEN, Batch, Incoming, NoAnswer, Outgoing, RequestContext, _Pending, with_progress_token
@@ -105,10 +105,20 @@ def dispatch(ctx: RequestContext) -> Any:
     except RPCError as exc:
         session.unhold(ctx)  # (held open before it failed: the error is its answer)
         return ErrorResponse(ctx.request_id, exc.code, exc.message, exc.data)
+    except CapabilityError as exc:  # minimcp's own words on what the peer did not declare: kept
+        session.unhold(ctx)
+        return ErrorResponse(ctx.request_id, jsonrpc.INTERNAL_ERROR, f"Internal error: {exc}")
     except Exception as exc:
         session.unhold(ctx)
-        log.exception("%s: handler for %r failed", session.name, ctx.method)
-        return ErrorResponse(ctx.request_id, jsonrpc.INTERNAL_ERROR, f"Internal error: {exc}")
+        if not session.masks_errors:
+            log.exception("%s: handler for %r failed", session.name, ctx.method)
+            return ErrorResponse(ctx.request_id, jsonrpc.INTERNAL_ERROR, f"Internal error: {exc}")
+        # Its text may name what the peer must not learn (a path, a host: CWE-209): the peer
+        # gets a reference, and our log the traceback under the same reference.
+        ref = reference()
+        log.exception("%s: handler for %r failed (ref %s)", session.name, ctx.method, ref)
+        return ErrorResponse(ctx.request_id, jsonrpc.INTERNAL_ERROR, f"Internal error (ref {ref}): see the log "
+                                                                     f"of {session.name}")
     except SystemExit as exc:
         session.unhold(ctx)
         log.warning("%s: the handler for %r called sys.exit(%r): that ends its call only (-32603)",
@@ -174,6 +184,8 @@ class Session:
             owner answers from what it negotiated.) By default: no.
         middleware: functions that wrap every request the session answers or sends
             (``engine/middleware.py``), the first outermost.
+        masks_errors: an unexpected exception in a handler reaches the peer as -32603 with a
+            reference only, its text in our log (a server's sessions); by default its text goes.
     """
 
     def __init__(self, transport: Transport, handlers: Optional[Dict[str, Handler]] = None,
@@ -182,7 +194,7 @@ class Session:
                  timeout: float = 60.0, trace: bool = False, name: str = "minimcp",
                  workers: Optional[WorkerPool] = None, close_on_eof: bool = False,
                  inline_methods: Iterable[str] = (), batches: Optional[Callable[[], bool]] = None,
-                 middleware: Optional[List[Middleware]] = None) -> None:
+                 middleware: Optional[List[Middleware]] = None, masks_errors: bool = False) -> None:
         self.transport: Any = transport  # (Any: the HTTP app calls its own transports' extra methods on it)
         if handlers is not None and "ping" in handlers:  # (a server's table, the same for every
             self.handlers: Dict[str, Handler] = handlers  # connection: kept, not copied per connection)
@@ -206,6 +218,10 @@ class Session:
         #: The list is kept, not copied: a server's sessions share its list, and one added later
         #: applies to them too.
         self.middleware: List[Middleware] = middleware if middleware is not None else []
+        #: True: an unexpected exception in a handler (or a middleware) reaches the peer as a
+        #: reference only, its text and traceback in our log (CWE-209: a server's clients may be
+        #: anyone). False: its text goes too (a client's own handlers answering its server).
+        self.masks_errors: bool = masks_errors
         self._lock = threading.Lock()
         self._outgoing = Outgoing()
         self._incoming = Incoming()

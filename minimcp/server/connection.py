@@ -75,7 +75,7 @@ class ServerConnection:
             owner=self, context_class=Context, max_workers=server.max_workers,
             timeout=server.timeout, trace=trace, name=f"server {server.name}",
             workers=workers, close_on_eof=close_on_eof, inline_methods=INLINE_METHODS,
-            batches=self.allows_batches, middleware=server.middleware)
+            batches=self.allows_batches, middleware=server.middleware, masks_errors=True)
 
     def handlers(self) -> Dict[str, Handler]:
         """Every MCP request this connection answers: ``method -> handler(params, ctx)``

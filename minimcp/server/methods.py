@@ -25,8 +25,6 @@ A tool's own exceptions never get here: they are ``isError`` results (:mod:`.too
 
 from __future__ import annotations
 
-import os
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
     from logging import Logger
@@ -34,7 +32,7 @@ if TYPE_CHECKING:  # annotations only: a stdio server starts without importing t
 
 
 from ..errors import CapabilityError, RPCError
-from ..logs import get_logger
+from ..logs import get_logger, reference
 from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from ..protocol.stateless import VERSION_KEY, InputRequired
 from ..protocol.versions import STATELESS_VERSION
@@ -145,12 +143,6 @@ def guarded(method: str, answer: Callable[[Any, Dict[str, Any], Context], Any],
 #: extension (``InputRequired``, ``StartTask``). ``SystemExit`` is no ``Exception``: the session's
 #: ``dispatch`` answers it.
 DELIBERATE = (RPCError, CapabilityError, InputRequired)
-
-
-def reference() -> str:
-    """A new reference for one failure: 8 hex digits, which the client's message and the server's
-    log line both carry, so that an operator finds the traceback a user quotes."""
-    return os.urandom(4).hex()
 
 
 def internal_error(name: str, method: str, exc: BaseException) -> RPCError:

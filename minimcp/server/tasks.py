@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, List, Optional, Un
 
 from ..engine.threads import join, start_thread
 from ..errors import CapabilityError, RPCError
-from ..logs import get_logger
+from ..logs import get_logger, reference
 from ..protocol.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -43,7 +43,6 @@ from ..protocol.stateless import TASKS_EXTENSION, InputRequired, RequestMeta
 from ..protocol.versions import STATELESS_VERSION
 from .connection import MAX_DEPTH, too_deep
 from .context import Context, StartTask, _fits
-from .methods import reference
 from .taskstore import MemoryTaskStore, TaskRecord, TaskStore
 from .tools import RequestFailed
 

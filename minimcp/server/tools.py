@@ -25,13 +25,12 @@ from ..errors import CapabilityError, ToolError
 from ..errors import (
     RequestFailed as RequestFailed,  # (re-exported: raised by this module, importable where its feature lives)
 )
-from ..logs import get_logger
+from ..logs import get_logger, reference
 from ..protocol.headers import header_params
 from ..protocol.stateless import InputRequired
 from ..protocol.versions import PROTOCOL_VERSION, knows, strip
 from .content import error_result, result_for_version, tool_result
 from .coroutines import finish, is_async
-from .methods import reference
 from .schema import FunctionSchema
 from .validation import is_simple, jsonschema_validate, validate
 
