@@ -4,7 +4,7 @@ Tokens come from your authorization server (Keycloak, Auth0, Entra ID, oidc-prov
 this server checks them and tells clients where to get one (RFC 9728 metadata)::
 
     MCP_ISSUER=https://auth.example.com python examples/protected_server.py
-    # JWT access tokens, checked against the issuer's keys (pip install 'minimcp-sync[auth]')
+    # JWT access tokens, checked against the issuer's keys (pip install 'PyJWT[crypto]>=2.8', or '.[auth]' from a checkout)
 
     MCP_ISSUER=https://auth.example.com MCP_INTROSPECTION=https://auth.example.com/introspect \\
         MCP_CLIENT_ID=notes-server MCP_CLIENT_SECRET=... python examples/protected_server.py

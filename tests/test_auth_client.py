@@ -452,7 +452,7 @@ def test_without_pyjwt_signing_fails_with_an_error_naming_the_extra():
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
                           env=dict(os.environ, PYTHONPATH=ROOT))
-    assert "pip install 'minimcp-sync[auth]'" in done.stdout, done.stderr
+    assert "pip install 'PyJWT[crypto]>=2.8'" in done.stdout, done.stderr
 
 
 def test_connect_trace_true_traces_the_oauth_requests_too(capfd, monkeypatch):

@@ -77,14 +77,8 @@ def test_every_docs_page_is_in_the_nav():
 CHECKOUT = "minimcp-sync"
 PIP = re.compile(r"(?:python3? -m )?pip install\s+([^&#;)`\n]*)")
 ONCE_RELEASED = re.compile(r"\bonce\b[^.]*\breleased\b", re.I)
-#: Index lines in pages other work owns, each to be reworded the same way (issue 28): the checkout
-#: install, `pip install '.[auth]'`, and `minimcp-sync[auth]` said to be for once minimcp is released.
-NOT_YET_MARKED = {
-    ("README.md", "'minimcp-sync[auth]'"),
-    ("docs/how-to/protect-a-server-with-oauth.md", "'minimcp-sync[auth]'"),
-    ("docs/how-to/log-in-to-a-protected-server.md", "'minimcp-sync[auth]'"),
-    ("examples/protected_server.py", "'minimcp-sync[auth]'"),
-}
+#: Index lines not yet reworded to the checkout install and "once released" (none left).
+NOT_YET_MARKED: set = set()
 
 
 def pyproject():

@@ -294,7 +294,7 @@ def test_a_missing_pyjwt_names_the_extra(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_jwt)
     with pytest.raises(ImportError) as missing:
         JWTVerifier(ISSUER, "http://mcp.test/mcp")
-    assert "pip install 'minimcp-sync[auth]'" in str(missing.value)
+    assert "pip install 'PyJWT[crypto]>=2.8'" in str(missing.value)  # (works before any release)
 
 
 # -- the plain auth hook, and scopes elsewhere ---------------------------------------------------

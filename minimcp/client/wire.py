@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from logging import Logger
 
 log: "Logger" = get_logger(__name__)
-server_log: "Logger" = get_logger("minimcp.server_log")
 
 Kind = Union[type, Tuple[type, ...]]
 _NAMES = {str: "a string", dict: "an object", list: "an array", bool: "true or false", int: "an integer",
@@ -117,11 +116,7 @@ def route(client: Any, method: str, params: Dict[str, Any]) -> None:
     if not client.stateless.notified(method, params):
         return  # from a listen request we closed
     if method == "notifications/message":
-        if client.on_log is not None:
-            client.on_log(params)
-        else:
-            server_log.log(PYTHON_LEVELS[params["level"]], "%s: %s",
-                           params.get("logger") or client.server_info.get("name", "server"), params.get("data"))
+        client.on_log(params)  # (a Client's default sends it to `logging`: Client._logs_to_logging)
     elif method == "notifications/progress" and client.on_progress is not None:
         client.on_progress(params)
     elif method == "notifications/resources/updated" and client.on_resource_updated is not None:

@@ -509,6 +509,9 @@ class Server:
         http://127.0.0.1:8000/mcp``; not with ``quiet=True``). It binds 127.0.0.1 unless told
         otherwise; a public host needs ``allowed_hosts=[...]`` too. ``websocket_path="/ws"``
         also serves WebSocket there (not an MCP standard transport); ``"websocket"`` only that.
+        ``max_message=``: the largest message read, in bytes, on any transport (stdio: 64 MiB by
+        default; WebSocket: the app's ``max_body``, else 4 MiB; over HTTP it is ``max_body`` too
+        unless that is given); 0 or less raises ``ValueError``.
         """
         from .running import run  # late: signals and sockets are the running process's business
 

@@ -1,6 +1,6 @@
 """Signed JWTs the client makes: ``private_key_jwt`` client assertions and DPoP proofs.
 
-Signing needs PyJWT with its ``crypto`` extra (``pip install 'minimcp-sync[auth]'``);
+Signing needs PyJWT with its ``crypto`` extra (``pip install 'PyJWT[crypto]>=2.8'``, the ``auth`` extra);
 it is imported here, and only when a flow that signs is used, so everything
 else works without it.
 """
@@ -27,7 +27,7 @@ def pyjwt() -> Any:
             raise ImportError("cryptography")
     except ImportError as exc:
         raise AuthError("signing JWTs (private_key_jwt, DPoP) needs PyJWT with its crypto extra: "
-                        "pip install 'minimcp-sync[auth]'") from exc
+                        "pip install 'PyJWT[crypto]>=2.8' (minimcp's auth extra)") from exc
     return jwt
 
 

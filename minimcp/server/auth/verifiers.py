@@ -6,7 +6,7 @@ A verifier takes the bearer token a client sent and returns the
 :class:`~minimcp.server.auth.protection.VerifierUnavailable` (503: it cannot tell now).
 
 - :class:`JWTVerifier`: a JWT access token (RFC 9068) checked locally, against the keys the
-  authorization server publishes (its JWKS). Needs PyJWT: ``pip install 'minimcp-sync[auth]'``.
+  authorization server publishes (its JWKS). Needs PyJWT: ``pip install 'PyJWT[crypto]>=2.8'`` (the ``auth`` extra).
 - :class:`IntrospectionVerifier`: ask the authorization server (RFC 7662 token introspection),
   for opaque tokens, or for a revocation to count at once.
 - :class:`DPoPProofs`: the proofs that come with a DPoP-bound token (RFC 9449), checked by
@@ -50,11 +50,11 @@ def _import_jwt() -> Any:
         import jwt  # PyJWT
         import jwt.algorithms  # noqa: F401  (its crypto half: RSA and EC keys need `cryptography`)
     except ImportError as exc:
-        raise ImportError("JWTVerifier needs PyJWT with its crypto extra: pip install 'minimcp-sync[auth]' "
-                          f"(or pip install 'PyJWT[crypto]'); {exc}") from None
+        raise ImportError("JWTVerifier needs PyJWT with its crypto extra: pip install 'PyJWT[crypto]>=2.8' "
+                          f"(minimcp's auth extra); {exc}") from None
     if not getattr(jwt.algorithms, "has_crypto", False):
         raise ImportError("JWTVerifier needs the `cryptography` package for RSA/EC signatures: "
-                          "pip install 'minimcp-sync[auth]'")
+                          "pip install 'PyJWT[crypto]>=2.8'")
     return jwt
 
 
