@@ -32,8 +32,10 @@ _thread_ids = itertools.count(1)
 #: The most tasks that wait in a :class:`WorkerPool`'s queue for a free worker, by default. Past it
 #: the pool refuses (``submit()`` is False) rather than block whoever submits: that is a thread that
 #: reads (a ping, a cancel must still be read) or an HTTP POST's; and a peer that sends requests
-#: faster than they finish cannot grow the process's memory without bound.
-MAX_QUEUED = 1024
+#: faster than they finish cannot grow the process's memory without bound. Large enough that a
+#: client pipelining a few thousand requests over stdio (benchmarks/instructions.py sends 2,000) is
+#: queued, not turned away: a request is small next to the threads it waits for.
+MAX_QUEUED = 4096
 
 
 def start_thread(target: Callable[[], Any], kind: str) -> threading.Thread:
