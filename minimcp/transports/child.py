@@ -150,18 +150,18 @@ class SubprocessTransport(StdioTransport):
         buffer, deadline = self._buffer, None
         while True:
             end = buffer.find(b"\n", self._scanned) if buffer else -1
-            if end > self.max_message:  # the newline came in the read that crossed the limit: over it still
-                head = bytes(buffer[:HEAD])
-                self._scanned = 0
-                del buffer[:end + 1]
-                return self._dropped(head)
             if end >= 0:  # a whole line held from an earlier read
+                if end > self.max_message:  # its newline came in the read that crossed the limit: over it still
+                    head = bytes(buffer[:HEAD])
+                    self._scanned = 0
+                    del buffer[:end + 1]
+                    return self._dropped(head)
                 line = bytes(buffer[:end + 1])
                 self._scanned = 0  # (first: a Ctrl-C between the two must not skip a newline)
                 del buffer[:end + 1]  # (cheap: a bytearray drops its head without copying the rest)
             else:  # read what the pipe has, waiting at most until the deadline
                 self._scanned = len(buffer)
-                if self._scanned > self.max_message:  # a line over the limit: keep its head, drop the rest
+                if buffer and self._scanned > self.max_message:  # a line over the limit: keep its head, drop the rest
                     self._dropping = True
                     del buffer[HEAD:]
                     self._scanned = len(buffer)
