@@ -194,6 +194,16 @@ def oidc_provider():
     yield from running()
 
 
+@pytest.fixture(scope="module")
+def oidc_provider_pinning():
+    """The same as ``oidc_provider``, but a registered client may ask only for the scopes it registered
+    with, as oidc-provider does by default (RFC 7591 §2 ``scope``): a step-up beyond them is refused
+    with ``invalid_scope``. Killed by its PID when the module's tests end."""
+    from oidc.provider import running
+
+    yield from running(pin_scopes=True)
+
+
 @pytest.fixture(scope="session")
 def official_sdk():
     """The python of a throwaway venv holding the official SDK (``mcp``), made once and cached;

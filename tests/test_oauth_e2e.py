@@ -17,6 +17,8 @@ a stored token past its expiry -> a refresh_token grant, no browser; a tool need
 scope -> 403 -> a second authorization with the union of the scopes -> the call succeeds.
 Then a service (client credentials, a client the provider knows), and bad input: a forged
 ``state`` on the redirect, a provider paused (it never answers) and then stopped mid-way.
+Last, a provider that pins each client to its registered scope (oidc-provider's default): the
+step-up still succeeds, on a registration made with ``scopes_supported`` or on a new one.
 """
 
 import contextlib
@@ -24,7 +26,7 @@ import os
 import signal
 import time
 import webbrowser
-from typing import Callable, Dict, Iterator, List, Optional
+from typing import Callable, Dict, Iterator, List, Optional, Set
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
@@ -34,6 +36,7 @@ from oidc.provider import RESOURCE_SERVER, SERVICE, OIDCProvider, running
 import minimcp
 from minimcp import Context, Server
 from minimcp.client.auth import AuthError, ClientCredentials, MemoryTokenStore, OAuth
+from minimcp.client.auth.flows import DEFAULT_REDIRECT
 from minimcp.server.auth.protection import ProtectedResource
 from minimcp.server.auth.verifiers import IntrospectionVerifier, JWTVerifier
 from minimcp.server.http.wsgiserver import BackgroundServer
@@ -320,3 +323,92 @@ def test_a_provider_paused_then_stopped_mid_way_gives_clear_errors_and_loses_not
         assert "Connection refused" in str(failed.value) and str(failed.value).endswith("is the authorization server up?")
         [left] = stored_tokens(store)
         assert left["refresh_token"] == kept["refresh_token"]
+
+
+# -- a provider that pins a registered client to its registered scope (oidc-provider's default) ---
+
+def scopes_of(event: Dict[str, object], field: str) -> Set[str]:
+    """The scopes an event's ``field`` lists (``registered_scope``, ``granted_scope``, ``scope``)."""
+    return set(str(event.get(field) or "").split())
+
+
+def test_step_up_against_a_provider_that_pins_registered_scopes(oidc_provider_pinning, browser):
+    """Issue 29: oidc-provider refuses a scope outside a client's registration (RFC 7591 §2 ``scope``).
+    A client that registered with only the first challenge's scope could not step up to notes:write;
+    minimcp registers with the server's scopes_supported too, so the step-up works, on one registration,
+    and each token request still asks only for what the challenge names (scope minimization)."""
+    provider = oidc_provider_pinning
+    assert provider.pin_scopes
+    with protected(provider, "jwt") as url:
+        alice = Person(provider)
+        browser(alice)
+        store = MemoryTokenStore()
+        before = len(provider.events())  # the provider is the module's: earlier tests' events come first
+        with minimcp.connect(url, auth=OAuth(store=store, timeout=TIMEOUT, http_timeout=TIMEOUT),
+                             timeout=TIMEOUT) as client:
+            who = client.call_tool("whoami").structured
+            assert "notes:write" not in who["scopes"]
+            # 403 insufficient_scope -> a second authorization for the union, accepted by the provider
+            assert client.call_tool("write_note", {"text": "hi"}).text == "alice wrote 'hi'"
+        first, second = alice.authorizations
+        assert alice.delivered == [200, 200]
+        assert second["client_id"] == first["client_id"]
+        assert set(first["scope"].split()) == {"notes:read", "offline_access"}
+        assert set(second["scope"].split()) == {"notes:read", "notes:write", "offline_access"}
+        [registered] = provider.wait_for_events(1, "registration_create.success", client_id=first["client_id"])
+        assert [e for e in provider.events()[before:] if e["event"] == "registration_create.success"] \
+            == [registered]  # one registration, for both authorizations
+        # registered for everything the provider lists, so the provider pins it to a scope set with notes:write
+        assert set(provider.metadata["scopes_supported"]) <= scopes_of(registered, "registered_scope")
+        # the access tokens' scopes at the resource (offline_access gave a refresh token, not a token scope)
+        grants = provider.wait_for_events(2, "grant.success", client_id=first["client_id"])
+        assert [(g["grant_type"], scopes_of(g, "granted_scope")) for g in grants] == [
+            ("authorization_code", {"notes:read"}), ("authorization_code", {"notes:read", "notes:write"})]
+        assert provider.events("authorization.error", client_id=first["client_id"]) == []
+        [token] = stored_tokens(store)
+        assert token["refresh_token"] and {"notes:read", "notes:write"} <= set(token["scopes"])
+
+
+@pytest.mark.parametrize("recorded", [False, True], ids=["scope-unrecorded", "scope-recorded"])
+def test_a_kept_registration_pinned_to_fewer_scopes_is_replaced_for_a_step_up(oidc_provider_pinning, recorded):
+    """A registration kept from before (pinned by the provider to ``notes:read offline_access``):
+    the first call reuses it; the step-up to notes:write registers again (RFC 7591 §2). When the
+    store did not record the registration's scope (earlier minimcp versions kept none) the provider's
+    ``invalid_scope`` is what tells the client; when it did, the client registers again before asking."""
+    provider = oidc_provider_pinning
+    with protected(provider, "jwt") as url:
+        alice = Person(provider, login="bob")
+        redirect_uri = DEFAULT_REDIRECT  # what OAuth(browser=...) registers by default
+        old = provider.register(redirect_uri, scope="notes:read offline_access")
+        assert scopes_of(old, "scope") == {"notes:read", "offline_access"}  # the provider pins it
+        kept = {"client_id": old["client_id"], "client_secret": None, "method": "none", "redirect_uris": [redirect_uri]}
+        if recorded:
+            kept["scope"] = ["notes:read", "offline_access"]
+        store = MemoryTokenStore()
+        store.save(("client", provider.issuer), kept)
+        auth = OAuth(store=store, browser=alice.redirected, http_timeout=TIMEOUT)
+        with minimcp.connect(url, auth=auth, timeout=TIMEOUT) as client:
+            assert client.call_tool("whoami").structured["client"] == old["client_id"]  # the kept one, reused
+            assert client.call_tool("write_note", {"text": "hi"}).text == "bob wrote 'hi'"
+            who = client.call_tool("whoami").structured
+        new_id = who["client"]
+        assert new_id != old["client_id"] and "notes:write" in who["scopes"]
+        [registered] = provider.wait_for_events(1, "registration_create.success", client_id=new_id)
+        assert {"notes:read", "notes:write"} <= scopes_of(registered, "registered_scope")
+        asked = [(a["client_id"], set(a["scope"].split())) for a in alice.authorizations]
+        refused = provider.events("authorization.error", client_id=old["client_id"])
+        if recorded:  # the client knew the kept registration could not ask for notes:write
+            assert asked == [(old["client_id"], {"notes:read", "offline_access"}),
+                             (new_id, {"notes:read", "notes:write", "offline_access"})]
+            assert refused == []
+        else:  # the provider refused the kept registration; the client registered again and retried once
+            assert asked == [(old["client_id"], {"notes:read", "offline_access"}),
+                             (old["client_id"], {"notes:read", "notes:write", "offline_access"}),
+                             (new_id, {"notes:read", "notes:write", "offline_access"})]
+            assert [r["error"] for r in refused] == ["invalid_scope"]
+        grants = provider.wait_for_events(1, "grant.success", client_id=new_id)
+        assert [(g["grant_type"], scopes_of(g, "granted_scope")) for g in grants] == [
+            ("authorization_code", {"notes:read", "notes:write"})]
+        [token] = stored_tokens(store)
+        assert {"notes:read", "notes:write"} <= set(token["scopes"])
+        assert store.load(("client", provider.issuer))["client_id"] == new_id  # kept for the next run

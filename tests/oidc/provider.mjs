@@ -17,13 +17,18 @@
 //   JWT access tokens (RFC 9068, signed RS256, keys at /jwks);
 // - token introspection (RFC 7662) and revocation, for the resource server client "mcp-server";
 // - refresh tokens (offline_access), and a client "short-lived" whose tokens live 1 second;
-// - a registered client is not pinned to the scopes it registered with (so it can step up);
-// - an event log on stderr, one line per metadata request, registration, authorization and token grant:
+// - a registered client is not pinned to the scopes it registered with (so it can step up),
+//   unless MINIMCP_OIDC_PIN_SCOPES=1: then it is, as oidc-provider does by default (RFC 7591 §2
+//   `scope`: a client asking for a scope outside its registration gets invalid_scope);
+// - an event log on stderr, one line per metadata request, registration (with the scope it pins the
+//   client to, if any: `registered_scope`), authorization (and authorization error) and token grant:
 //   `minimcp-event {"event": "grant.success", "grant_type": "refresh_token", ...}` (no token in it).
 import http from 'node:http';
 import Provider from 'oidc-provider';
 
 const RESOURCE_SCOPES = 'files:read files:write mcp notes:read notes:write';
+// Keep a registered client's `scope` (oidc-provider's default: it may only ask for those scopes).
+const PIN_SCOPES = process.env.MINIMCP_OIDC_PIN_SCOPES === '1';
 export const CLIENTS = [
   // The MCP server itself, as a client of the AS: it may introspect tokens.
   { client_id: 'mcp-server', client_secret: 'mcp-server-secret', grant_types: [], redirect_uris: [],
@@ -53,11 +58,12 @@ server.listen(Number(process.env.OIDC_PORT || 0), '127.0.0.1', () => {
       Interaction: 600, Session: 600, Grant: 600, AuthorizationCode: 60, RefreshToken: 3600,
     },
     // A registered client may later ask for scopes beyond those it registered with (step-up,
-    // SEP-2350): oidc-provider would pin it to its registered `scope`, so that value is dropped.
+    // SEP-2350): oidc-provider would pin it to its registered `scope`, so that value is dropped,
+    // unless PIN_SCOPES asks for oidc-provider's own behaviour (RFC 7591 §2).
     extraClientMetadata: {
       properties: ['minimcp_unpinned'],
       validator(ctx, key, value, metadata) {
-        if (ctx) delete metadata.scope; // (ctx is set for a registration, not for CLIENTS above)
+        if (ctx && !PIN_SCOPES) delete metadata.scope; // (ctx is set for a registration, not for CLIENTS above)
       },
     },
     issueRefreshToken: async (ctx, client, code) => client.grantTypeAllowed('refresh_token')
@@ -101,11 +107,15 @@ server.listen(Number(process.env.OIDC_PORT || 0), '127.0.0.1', () => {
     await next();
     if (ctx.path.startsWith('/.well-known/')) log('metadata', ctx, { path: ctx.path, status: ctx.status });
   });
-  provider.on('registration_create.success', (ctx) => log('registration_create.success', ctx, {}));
+  provider.on('registration_create.success', (ctx, client) => log('registration_create.success', ctx, {
+    client_id: client.clientId, registered_scope: client.scope }));
   provider.on('authorization.success', (ctx) => log('authorization.success', ctx, {}));
-  provider.on('grant.success', (ctx) => log('grant.success', ctx, {}));
+  provider.on('authorization.error', (ctx, error) => log('authorization.error', ctx, { error: error.error }));
+  // granted_scope: the token response's `scope` (what the token carries), never the token itself
+  provider.on('grant.success', (ctx) => log('grant.success', ctx, {
+    granted_scope: ctx.body && typeof ctx.body.scope === 'string' ? ctx.body.scope : undefined }));
   provider.on('grant.error', (ctx, error) => log('grant.error', ctx, { error: error.error }));
   server.on('request', provider.callback());
-  process.stdout.write(`${JSON.stringify({ issuer, port, pid: process.pid })}\n`);
+  process.stdout.write(`${JSON.stringify({ issuer, port, pid: process.pid, pin_scopes: PIN_SCOPES })}\n`);
 });
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

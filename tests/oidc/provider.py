@@ -73,16 +73,22 @@ def install() -> str:
 class OIDCProvider:
     """A running oidc-provider: its issuer, its metadata, and a few ways to get tokens from it."""
 
-    def __init__(self, port: int = 0) -> None:
+    def __init__(self, port: int = 0, pin_scopes: bool = False) -> None:
+        """Start provider.mjs on ``port`` (0: a free one). ``pin_scopes``: a registered client may ask
+        only for the scopes it registered with (oidc-provider's default, RFC 7591 §2 ``scope``);
+        without it the registered ``scope`` is dropped, so any client can step up."""
         folder = install()
         env = node_env()
         env["OIDC_PORT"] = str(port)
+        env["MINIMCP_OIDC_PIN_SCOPES"] = "1" if pin_scopes else "0"
         self.proc = subprocess.Popen(["node", "provider.mjs"], cwd=folder, env=env, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.stderr: List[str] = []
         first = self._first_line()
         self.issuer: str = first["issuer"]
         self.port: int = first["port"]
+        #: Whether registered clients are pinned to their registered scope (as provider.mjs reports it).
+        self.pin_scopes: bool = bool(first.get("pin_scopes"))
         self._drain = threading.Thread(target=self._read_stderr, name="oidc-stderr", daemon=True)
         self._drain.start()
         self.metadata: Dict[str, Any] = requests.get(self.issuer + "/.well-known/openid-configuration",
@@ -225,10 +231,11 @@ class _Form(HTMLParser):
             self._done = True
 
 
-def running() -> Iterator[OIDCProvider]:
+def running(pin_scopes: bool = False) -> Iterator[OIDCProvider]:
     """A running :class:`OIDCProvider` until the generator is closed (the ``oidc_provider`` fixture
-    of tests/conftest.py is this, for one test module)."""
-    provider = OIDCProvider()
+    of tests/conftest.py is this, for one test module; ``oidc_provider_pinning`` is
+    ``running(pin_scopes=True)``)."""
+    provider = OIDCProvider(pin_scopes=pin_scopes)
     try:
         yield provider
     finally:
