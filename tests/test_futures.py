@@ -294,3 +294,25 @@ client.close()
     out = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "True"]
+
+
+def test_every_submitted_call_finishes_however_many_wait(tmp_path):
+    """The script's own calls are queued, never dropped: more than a server's pool would queue
+    (WorkerPool's default bound) all finish once the tool lets them."""
+    from minimcp.engine.threads import MAX_QUEUED
+
+    release = threading.Event()
+    server = minimcp.Server("many")
+
+    @server.tool()
+    def hold(n: int) -> int:
+        """Wait for the test, then return n."""
+        release.wait(30)
+        return n
+
+    with minimcp.connect("memory", server=server) as client:
+        futures = [client.submit_tool_call("hold", {"n": n}) for n in range(MAX_QUEUED + 100)]
+        release.set()
+        done, not_done = wait(futures, timeout=60)
+        assert not not_done
+        assert sorted(int(f.result().text) for f in done) == list(range(MAX_QUEUED + 100))

@@ -32,7 +32,11 @@ def gunicorn():
         yield port
     finally:
         proc.terminate()
-        proc.wait(20)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:  # (never left running)
+            proc.kill()
+            proc.wait(5)
         proc.stderr.close()
 
 

@@ -135,3 +135,17 @@ def test_the_server_says_once_that_ctx_log_is_deprecated_on_2026_07_28(server_fi
         said = [line for line in stderr if "DeprecationWarning" in line]
         assert len(said) == expected, stderr
         assert all("loggy.py" in line and "SEP-2577" in line for line in said)  # at the tool's own line
+
+
+def test_a_servers_log_line_cannot_drive_the_terminal():
+    """A server's text is shown, not obeyed: escape sequences (which could retitle the window,
+    move the cursor or hide what follows) and other control characters come out escaped."""
+    import io
+
+    from minimcp.cli.output import ServerLogs
+
+    shown = io.StringIO()
+    ServerLogs(shown)({"level": "warning", "logger": "db\x1b[2J", "data": "a\x1b]0;pwned\x07b\tc\nd\x9bm"})
+    line = shown.getvalue()
+    assert line == "server warning [db\\x1b[2J]: a\\x1b]0;pwned\\x07b\tc\\nd\\x9bm\n"
+    assert not any(ord(c) < 0x20 and c not in "\t\n" for c in line)

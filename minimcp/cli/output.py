@@ -34,6 +34,10 @@ def show_logs(trace: bool = False, quiet: bool = False) -> None:
     package.setLevel(min(level, package.getEffectiveLevel()))
 
 
+#: C0 and C1 control characters (and DEL) but tab, each mapped to how Python writes it (``\\x1b``).
+_SHOWN = {code: repr(chr(code))[1:-1] for code in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if code != 0x09}
+
+
 class ServerLogs:
     """Print the server's log messages (``notifications/message``) on a stream, one line each:
     ``server warning: text`` (``server warning [db]: text`` with the server's logger name).
@@ -52,7 +56,10 @@ class ServerLogs:
         text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
         logger = params.get("logger")
         where = f" [{logger}]" if logger else ""
-        self.stream.write(f"{self._clear}server {params.get('level')}{where}: {text}\n")
+        line = f"server {params.get('level')}{where}: {text}"
+        # The server's words, shown as text: a control character (an escape sequence could move
+        # the cursor, retitle the window or hide what follows) is printed as its escape.
+        self.stream.write(f"{self._clear}{line.translate(_SHOWN)}\n")
         self.stream.flush()
 
 

@@ -25,6 +25,7 @@ session, in the same era, with the same timeouts and cancellation.
 
 from __future__ import annotations
 
+import sys
 import threading
 from concurrent.futures import CancelledError, Future
 from typing import TYPE_CHECKING, Any, Dict, Optional, cast
@@ -214,7 +215,9 @@ class Calls:
 
     def __init__(self, client: Client) -> None:
         self.client = client
-        self.pool = WorkerPool(CALL_THREADS, kind="call")  # (threads minimcp-call-N)
+        # (threads minimcp-call-N) The queue is the script's own calls, each a few objects: no bound
+        # to refuse at, as a server's pool has against its peers.
+        self.pool = WorkerPool(CALL_THREADS, max_queued=sys.maxsize, kind="call")
         self.closed = False
         self._lock = threading.Lock()
 
@@ -226,10 +229,9 @@ class Calls:
         """Queue one call; its Future, failed at once with ConnectionClosed if the client is closed."""
         future = ToolCallFuture(self.client)
         with self._lock:
-            refused = self.closed or self.client.session.closed
-            if not refused:
-                self.pool.submit(future.run, name, arguments, timeout, on_progress, max_timeout)
-        if refused:
+            refused = (self.closed or self.client.session.closed
+                       or not self.pool.submit(future.run, name, arguments, timeout, on_progress, max_timeout))
+        if refused:  # (the pool refuses only once it is shut down: the client is closing)
             future.set_running_or_notify_cancel()
             future.set_exception(ConnectionClosed(f"cannot call {name!r}: the client is closed"))
         return future

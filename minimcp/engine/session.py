@@ -95,12 +95,12 @@ def dispatch(ctx: RequestContext) -> Any:
             from .middleware import through  # (loaded once a middleware is added)
 
             result = through(middleware, ctx, _call_handler)
-            if result is not HELD_OPEN and session._incoming.held:  # a middleware answered a request
-                session.unhold(ctx)                                  # held open: it ends with that answer
         else:
             result = ctx.handler(ctx.params, ctx)
         if result is HELD_OPEN:
             return None
+        if session._incoming.held:  # (a request held open, then answered after all, by a middleware
+            session.unhold(ctx)     # or its handler: it ends with that answer)
         return Response(ctx.request_id, {} if result is None else result)
     except RPCError as exc:
         session.unhold(ctx)  # (held open before it failed: the error is its answer)

@@ -95,12 +95,15 @@ class WorkerPool:
         """Run ``fn(*args)`` on a worker thread, at once or once one is free; never blocks.
 
         Returns False, and runs nothing, when every worker is busy and ``max_queued`` tasks wait
-        already: the caller answers for it (a request gets -32603 "server busy").
+        already, or the pool is shut down: the caller answers for it (a request gets -32603
+        "server busy").
         """
         with self._lock:  # a plain lock: threading.Semaphore is Python code, this is the hot path
+            if self._shutdown:  # nobody would run it
+                return False
             if self._idle:
                 self._idle -= 1  # an idle worker will pick it up
-            elif not self._shutdown and len(self._threads) < self.max_workers:
+            elif len(self._threads) < self.max_workers:
                 self._threads.append(start_thread(self._work, self.kind))
             elif self._tasks.qsize() >= self.max_queued:  # (C: no frame)
                 return False

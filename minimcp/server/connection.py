@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 
-from ..engine.session import Session
+from ..engine.session import ALWAYS_INLINE, Session
 from ..errors import RPCError
 from ..logs import get_logger
 from ..protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, RESOURCE_NOT_FOUND
@@ -45,9 +45,11 @@ def require_scopes(needed: Sequence[str], principal: Any, what: str) -> None:
 
         check(needed, principal, what)
 
+
 #: The requests a connection runs on the thread that read them, in arrival order: ``initialize``
-#: (so a request pipelined right behind it sees the version) and ``ping`` (answered promptly).
-INLINE_METHODS = frozenset({"initialize", "ping"})
+#: (so a request pipelined right behind it sees the version), and what every session answers so
+#: (``ALWAYS_INLINE``: ``ping``, ``server/discover``): made once, not per connection.
+INLINE_METHODS = frozenset({"initialize"}) | ALWAYS_INLINE
 
 
 class ServerConnection:
