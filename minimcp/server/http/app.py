@@ -59,7 +59,15 @@ from .request import HEADER_NAME
 from .security import LOCAL_HOSTS, authenticate, check_host_and_origin, check_owner
 from .sockets import gone_probe
 from .sse import SSEEndpoints
-from .streams import OPENING, EventStore, HTTPSessionTransport, MemoryEventStore, OutStream, format_event
+from .streams import (
+    GONE_POLL_SECONDS,
+    OPENING,
+    EventStore,
+    HTTPSessionTransport,
+    MemoryEventStore,
+    OutStream,
+    format_event,
+)
 
 if TYPE_CHECKING:
     from ...logs import Logger
@@ -78,6 +86,11 @@ QUICK = frozenset({"tools/list", "prompts/list", "resources/list", "resources/te
 #: Methods never answered in their POST's own body: ``initialize`` (its answer opens a session),
 #: and ``subscriptions/listen``, held open (it returns at once, but its answer is a stream).
 STREAMED = frozenset({"initialize", "subscriptions/listen"})
+#: Methods whose answer can only be a stream: refused by an app that answers JSON only
+#: (``json_response``). A listen's notifications come on its response stream and its answer
+#: only when it ends (spec 2026-07-28 basic/patterns/subscriptions): in one JSON body it
+#: would have nothing to say, and would hold its POST (and a thread) open until then.
+STREAM_ONLY = frozenset({"subscriptions/listen"})
 
 
 def runs_here(server: "Server", message: Any, tool: Any = None) -> bool:
@@ -125,6 +138,8 @@ class MCPApp:
         sessions: keep HTTP sessions (``Mcp-Session-Id``); False: a sessionless app, whose every
             POST is served on its own, so any worker can answer any request.
         json_response: always answer with JSON, never SSE (progress and logs are dropped).
+            A request only a stream can answer (2026-07-28 ``subscriptions/listen``) is then
+            refused at once: ``404`` with -32601.
         allowed_hosts: ``Host`` names accepted (default: localhost names); ``["*"]`` any.
         allowed_origins: ``Origin`` values accepted besides local ones.
         auth: ``hook(headers) -> principal``; raise :class:`Unauthorized` (or return None) to answer
@@ -138,7 +153,8 @@ class MCPApp:
         max_workers: handler threads shared by all sessions. A ``subscriptions/listen`` holds none
             while it listens (only its HTTP connection: the WSGI server's cap bounds those).
         max_queued: requests that wait for a free handler thread; past it a request is answered
-            -32603 "server busy" at once (so no POST waits without bound, nor grows memory).
+            -32603 "server busy" at once (so no POST waits without bound, nor grows memory): a POST
+            of one request with ``503`` and ``Retry-After``, so proxies and clients see the overload.
         sse_after: seconds a handler may take before its answer switches from JSON to
             an SSE stream (so the client can time out or cancel).
         session_ttl: seconds after which an idle session ends (its client gets 404 and
@@ -269,6 +285,16 @@ class MCPApp:
                 meta = RequestMeta(request.params or {})
             except RPCError as exc:  # -32602 / -32022: bad or missing _meta
                 return error(start_response, 400, exc.code, exc.message, request_id=request.id, data=exc.data)
+            if self.json_response and request.method in STREAM_ONLY:
+                # Refused before anything is taken for it. -32601 is also "capability not supported"
+                # (spec 2026-07-28 basic, error codes), and its status there is 404 (basic/transports
+                # "Server validation", as error_status() maps it): nothing in the request is wrong
+                # (400 would say so), this server does not serve the method.
+                return error(start_response, 404, jsonrpc.METHOD_NOT_FOUND,
+                             f"Method not found: {request.method} needs an SSE response, and this server "
+                             "answers JSON only (json_response=True); read what you would listen for "
+                             "again when you need it (tools/list, resources/read), or serve the app "
+                             "with json_response=False", request_id=request.id)
         if batch and any(type(m) is Request and m.method == "initialize" for m in messages):
             # spec 2025-03-26 basic/lifecycle: initialize MUST NOT be part of a batch (refused before
             # a session is opened for it, which nobody could then use)
@@ -311,6 +337,7 @@ class MCPApp:
             # own the refusal would take the id's stream, and the first request's answer with it.
             return reply(start_response, 200, jsonrpc.encode(id_in_use(request.id)))
         session = connection.session
+        turned_away = False
         if request is not None:  # the lone request, with its _meta as parsed above
             stream = transport.open_stream({request.id})
             ctx = session.accept(request)
@@ -320,6 +347,7 @@ class MCPApp:
                     session.run(ctx)
                 elif not self.workers.submit(session.run, ctx):  # (what session.submit() does: the app's pool is its)
                     session.turn_away(ctx)  # every worker busy, the queue full: -32603 "server busy" now
+                    turned_away = True
         else:
             stream = transport.open_stream({m.id for m in messages if type(m) is Request})
             for message in messages:
@@ -330,9 +358,23 @@ class MCPApp:
                 self._end_session(new_session)
             else:
                 extra.append(("Mcp-Session-Id", new_session))
+        if turned_away and stream.done:  # (not done: the session ended meanwhile, as _answer() sees)
+            return self._busy(stream, connection, extra, start_response, one_post)
         return self._answer(stream, connection, batch, extra, start_response,
                             per_request=request.id if per_request and request is not None else None,
-                            one_post=one_post)
+                            one_post=one_post, environ=environ)
+
+    def _busy(self, stream: OutStream, connection: ServerConnection, extra: List[Tuple[str, str]],
+              start_response: _Start, one_post: bool) -> List[bytes]:
+        """Answer a lone request the worker pool turned away (``max_queued``): the -32603 "server
+        busy" that ``turn_away`` pushed, as the body of a ``503`` with ``Retry-After`` (RFC 9110
+        §15.6.4, §10.2.3), so a proxy or client sees the overload (and may retry after a second),
+        as for ``max_sessions``."""
+        with stream.cond:
+            body = stream.pending[0][0]  # (done: the error, its one response, is there)
+        if one_post:  # answered as a whole: the connection may serve another POST
+            self._spare(connection, stream)
+        return reply(start_response, 503, body, extra + [("Retry-After", "1")])
 
     def _answer_here(self, connection: ServerConnection, request: Request, meta: Optional[RequestMeta]) -> Any:
         """Run ``request`` on this thread through the one dispatch (in flight in its session
@@ -445,11 +487,13 @@ class MCPApp:
 
     def _answer(self, stream: OutStream, connection: ServerConnection, batch: bool,
                 extra: List[Tuple[str, str]], start_response: _Start, per_request: Any = None,
-                one_post: bool = False) -> Any:
+                one_post: bool = False, environ: Optional[_Environ] = None) -> Any:
         """JSON if the handler's first message is its answer and comes quickly; SSE otherwise.
 
         A handler that takes longer than ``sse_after`` gets an SSE response at once, so the client
         holds a stream it can close (the 2026-07-28 cancel) and its own timeouts run while it works.
+        Under ``json_response`` it waits for the answer instead (:meth:`_wait_json`). ``environ``:
+        the POST's, to notice a client that leaves meanwhile.
         """
         while True:
             first = stream.first_messages(self.sse_after)
@@ -466,17 +510,64 @@ class MCPApp:
                 return reply(start_response, status, body, extra)
             if not self.json_response:
                 break
-            if stream.abandoned:  # cancelled, or the session ended: nothing will come
+            if stream.abandoned and not self._closing:  # cancelled, or the session ended: nothing will come
                 return reply(start_response, 202)
-            with stream.cond:  # JSON forced: drop what is not a response, wait for the rest
-                stream.pending = [item for item in stream.pending if item[1]]
-                if not stream.done and not stream.abandoned:
-                    stream.cond.wait()
+            ended = self._wait_json(stream, connection, start_response, per_request, one_post, environ)
+            if ended is not None:
+                return ended
         start = stream.switch_to_sse()
         start_response(STATUS[200], SSE_HEADERS + extra)
         if per_request is not None:
             return self._stateless_sse_body(stream, start, connection, per_request)
         return self._sse_body(stream, start, connection, one_post)
+
+    def _wait_json(self, stream: OutStream, connection: ServerConnection, start_response: _Start,
+                   per_request: Any, one_post: bool, environ: Optional[_Environ]) -> Optional[List[bytes]]:
+        """JSON forced (``json_response``): drop what is not a response, and wait for the rest.
+
+        Waits in slices, never without end: a one-POST connection is noted for :meth:`close`
+        meanwhile (nothing else would end it: a session's ends with the session), and each
+        slice looks whether the app is closing or the client has left. Returns None when
+        ``stream`` has more to read; else the POST's answer, its connection ended here:
+        ``503`` if the app is closing, an empty ``202`` if the client left.
+        """
+        gone = gone_probe(environ) if environ is not None else None
+        noted = one_post and self._stream_opens(connection)  # (False: the app is closing)
+        try:
+            while True:
+                with stream.cond:
+                    stream.pending = [item for item in stream.pending if item[1]]
+                    if stream.done or stream.abandoned or self._closing:  # (a batch's first answers: wait on)
+                        break
+                    if stream.cond.wait(GONE_POLL_SECONDS):
+                        continue  # something came: look again
+                if gone is not None and gone():  # (a socket poll: never while holding cond)
+                    break
+            with stream.cond:
+                if stream.done or (stream.abandoned and not self._closing):
+                    return None  # (abandoned: the caller answers 202, as it always did)
+                waiting = list(stream.expected)
+        finally:
+            if noted:
+                self._stream_ends(connection)
+        closing = self._closing
+        # The client left (its answer has nowhere to go) or the app is closing. Under 2026-07-28 a
+        # client that leaves cancels (spec basic/transports "Cancellation"); closing cancels any
+        # request. An older client's JSON answer waits on no stream it could resume: only this
+        # thread is freed, and the handler runs on (spec 2025-03-26: a disconnect is no cancel).
+        if per_request is not None or closing:
+            for waited in waiting:
+                connection.session.cancel_incoming(waited, "the server is shutting down" if closing
+                                                   else "the client closed the connection")
+        if one_post:
+            connection.session.close(grace=0.0 if per_request is not None or closing else self.server.timeout)
+        request_id = waiting[0] if len(waiting) == 1 else None
+        if closing:
+            return error(start_response, 503, jsonrpc.INTERNAL_ERROR, "Service Unavailable: the server is "
+                         "shutting down; send the request again (to another instance)", [("Retry-After", "1")],
+                         request_id)
+        log.debug("%s: the client left before the JSON answer to %r", connection.session.name, request_id)
+        return reply(start_response, 202)
 
     def _stateless_sse_body(self, stream: OutStream, start: str, connection: ServerConnection,
                          request_id: Any) -> Iterable[bytes]:
