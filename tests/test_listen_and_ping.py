@@ -287,18 +287,18 @@ def test_listens_past_the_bound_are_refused_at_open(child):
     """MAX_HELD listens per connection; the next one gets a clear -32603 at once, not silence."""
     server = child(4)
     server.send(*[listen(i) for i in range(1, MAX_HELD + 2)])
-    acknowledged, refused = 0, []
+    acknowledged, refused = [], []
     for _ in range(MAX_HELD + 1):
         message = server.recv()
         if message.get("method") == "notifications/subscriptions/acknowledged":
-            acknowledged += 1
+            acknowledged.append(message["params"]["_meta"][SUBSCRIPTION])
         else:
             refused.append(message)
-    assert acknowledged == MAX_HELD
-    assert [m["id"] for m in refused] == [MAX_HELD + 1]
+    # (handled on 4 threads: whichever came last to the bound is the one refused)
+    assert len(acknowledged) == MAX_HELD and len(refused) == 1
     error = refused[0]["error"]
     assert error["code"] == -32603 and f"{MAX_HELD} requests are held open" in error["message"], error
-    server.send(cancel(1), listen("again"))  # one cancelled: room for one more
+    server.send(cancel(acknowledged[0]), listen("again"))  # one cancelled: room for one more
     note = server.recv()
     assert note["params"]["_meta"][SUBSCRIPTION] == "again"
 

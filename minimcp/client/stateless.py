@@ -311,8 +311,10 @@ class Listener:
         try:
             self.session.request("subscriptions/listen", self._params, timeout=365 * 86400.0,
                                  request_id=self.request_id)
-        except Exception as exc:  # cancelled by close(), or the connection ended
+        except Exception as exc:  # cancelled by close(), the connection ended, or refused
             log.debug("listen request ended: %s", exc)
+        finally:  # (ended before its acknowledgement, say refused: nobody waits for one any longer)
+            self.ready.set()
 
     def close(self) -> None:
         """End the listen request (``notifications/cancelled``, or closing its HTTP stream)."""
