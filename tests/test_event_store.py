@@ -6,6 +6,7 @@ connection attached to a stream gets every event whatever the store kept.
 """
 
 import json
+import threading
 
 import requests
 
@@ -145,20 +146,152 @@ def test_a_resume_past_the_count_bound_is_refused_not_replayed_with_a_gap():
 
 def test_the_posts_own_connection_gets_events_the_store_dropped_before_it_attached():
     """The events that waited for the JSON-or-SSE decision, and those pushed before the POST's
-    body starts, reach its connection even when the store drops them (evicted, or too big)."""
+    body starts, reach its connection even when the store drops them (evicted, or too big), as
+    long as what waits stays within the connection's bound (the store's 300 bytes, plus one event)."""
     store = MemoryEventStore(max_session_bytes=300)
     transport = HTTPSessionTransport(store)  # a session's: its streams share max_session_bytes
     mine = transport.open_stream({1})
-    mine.push(b"too big to keep " * 30)  # 480 bytes: never kept
-    start = mine.switch_to_sse()
     mine.push(b"n" * 200)
+    start = mine.switch_to_sse()
     other = transport.open_stream({2})
     other.push(b"o" * 200, response_id=2)
     other.switch_to_sse()  # the session's 400 bytes: "n" * 200 is evicted
-    mine.push(b"r" * 10, response_id=1)
+    mine.push(b"too big to keep " * 30, response_id=1)  # 480 bytes: never kept
     chunks = list(mine.events(after=start))
-    assert [chunk.split(b"data: ")[1] for chunk in chunks] == [b"too big to keep " * 30 + b"\n\n",
-                                                               b"n" * 200 + b"\n\n", b"r" * 10 + b"\n\n"]
+    assert [chunk.split(b"data: ")[1] for chunk in chunks] == [b"n" * 200 + b"\n\n",
+                                                               b"too big to keep " * 30 + b"\n\n"]
     assert store.held_bytes <= 300 and store.events_after(start) is None
     transport.close()
     assert store.held_bytes == 0
+
+
+# -- What waits for one connection is bounded too (the queue of a client that reads slowly) -------------
+
+
+def data_of(chunks):
+    """The data of each SSE event among ``chunks``."""
+    return [chunk.split(b"data: ", 1)[1][:-2] for chunk in chunks if b"data: " in chunk]
+
+
+def test_a_connection_that_stops_reading_is_ended_once_its_queue_passes_the_bound(caplog):
+    """Was: every event went on into the queue of a connection that had stopped reading (100 KiB here,
+    no bound at all). Now: at most the bound plus one event waits, then the connection is ended (its
+    events() stops), the warning names the stream once, and its queue's memory is freed."""
+    store = MemoryEventStore(max_session_bytes=4096)
+    stream = HTTPSessionTransport(store).open_stream({1})
+    stream.push(b"first")
+    start = stream.switch_to_sse()
+    reader = stream.events(after=start)  # the POST's own connection: reads one event, then stalls
+    assert data_of([next(reader)]) == [b"first"]
+    with caplog.at_level("WARNING", logger="minimcp.server.http.streams"):
+        for n in range(100):
+            stream.push(b"%04d" % n + b"x" * 1020)  # 1 KiB each
+            assert stream.queued_bytes <= 4096 + 1024
+        stream.push(b"the answer", response_id=1)
+    assert list(reader) == []  # ended: what it missed is the store's to replay (here: evicted, a 404)
+    assert stream.queued_bytes == 0 and store.events_after(start) is None
+    warnings = [record.getMessage() for record in caplog.records if record.levelname == "WARNING"]
+    assert len(warnings) == 1 and stream.id in warnings[0] and "max_session_bytes" in warnings[0]
+
+
+def test_a_posts_stream_never_read_is_dropped_past_the_bound_and_its_connection_replays_from_the_store():
+    """The POST's own queue, filled before its connection reads a byte, is bounded the same way; the
+    connection that comes later reads the store (which kept what fits), not an unbounded queue."""
+    store = MemoryEventStore(max_session_bytes=4096)
+    stream = HTTPSessionTransport(store).open_stream({1})
+    stream.push(b"first")
+    start = stream.switch_to_sse()
+    for n in range(100):
+        stream.push(b"%04d" % n + b"x" * 1020)
+    stream.push(b"the answer", response_id=1)
+    assert list(stream.events(after=start)) == []  # the store dropped "first": refused, not a gap
+    assert stream.queued_bytes == 0
+    seq = int(stream.last_id.rsplit("-", 1)[1])  # the answer's; the store kept 0097 to it (4 KiB)
+    resumed = stream.events(after=f"{stream.id}-{seq - 3}")  # a client that had 0097
+    assert data_of(list(resumed)) == [b"0098" + b"x" * 1020, b"0099" + b"x" * 1020, b"the answer"]
+
+
+def test_an_http_client_that_stops_reading_has_its_stream_ended_and_a_404_to_resume(caplog):
+    """Over real sockets: the client reads the headers of a POST's SSE answer and stops; the tool
+    logs 16 MiB. Was: the server queued it all for that client (and sent it all, then the result).
+    Now: the stream ends once more than 256 KiB wait unsent; the client, reading again, finds the
+    end of the body (no gap in it, no result), and its resume is a 404 (the store has moved on)."""
+    bound = 256 * 1024
+    flooded = threading.Event()
+    server = Server("slow-reader")
+
+    @server.tool()
+    def flood(count: int, ctx: Context) -> str:
+        """Log `count` lines of 1 KiB, then answer."""
+        for n in range(count):
+            ctx.log("info", "%06d" % n + "y" * 1018)
+        flooded.set()
+        return "all sent"
+
+    app = server.wsgi_app(event_store=MemoryEventStore(max_session_bytes=bound))
+    with caplog.at_level("WARNING", logger="minimcp.server.http.streams"), BackgroundServer(app) as running:
+        session = Session(running.url)
+        message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                   "params": {"name": "flood", "arguments": {"count": 16 * 1024}}}
+        answer = requests.post(session.url, data=json.dumps(message), headers=session.headers,
+                               timeout=30, stream=True)
+        try:
+            assert answer.headers["Content-Type"] == "text/event-stream"
+            assert flooded.wait(30)  # (the client has read nothing but the headers)
+            body = answer.raw.read()  # to the end of the body: it ends, without the result
+        finally:
+            answer.close()
+        ids = [line[4:].decode() for line in body.split(b"\n") if line.startswith(b"id: ")]
+        assert b"all sent" not in body and len(body) < 16 * MiB
+        stream_id = ids[0].rsplit("-", 1)[0]
+        assert ids == [f"{stream_id}-{n}" for n in range(1, len(ids) + 1)]  # what came, came whole
+        assert session.resume(ids[-1]).status_code == 404
+        warnings = [record.getMessage() for record in caplog.records if record.levelname == "WARNING"]
+        assert len([text for text in warnings if stream_id in text]) == 1
+
+
+# -- The server ends a response itself: what came after waits for the connection that resumes -----------
+
+
+def close_after_eviction():
+    """A POST's stream the server ends after "b" (ctx.close_sse_stream()) while its connection is
+    writing "a"; "c" and the answer come after, and the store evicts "a" to "c" (300 bytes a session).
+    Returns (transport, stream, what the closed connection sent, the id it ended after)."""
+    store = MemoryEventStore(max_session_bytes=300)
+    transport = HTTPSessionTransport(store)
+    stream = transport.open_stream({1})
+    stream.push(b"a" * 10)
+    start = stream.switch_to_sse()
+    reader = stream.events(after=start)
+    sent = [next(reader)]  # it writes this while the rest comes
+    stream.push(b"b" * 10)
+    closed_at = stream.last_id
+    stream.close_by_server()
+    stream.push(b"c" * 100)
+    other = transport.open_stream({2})
+    other.push(b"o" * 300, response_id=2)
+    other.switch_to_sse()  # the session's 300 bytes: a, b and c are evicted
+    stream.push(b"r" * 10, response_id=1)
+    sent += list(reader)
+    assert store.events_after(closed_at) is None  # the store cannot replay "c"
+    return transport, stream, sent, closed_at
+
+
+def test_events_after_a_server_close_reach_the_resuming_connection_though_the_store_dropped_them():
+    """Was: the events queued after close_after were dropped with the closed connection's queue, so
+    the resume got them from the store or not at all (here: evicted, nothing). Now they are handed
+    to the connection that resumes after the close, as the POST's own connection's are."""
+    transport, stream, sent, closed_at = close_after_eviction()
+    assert data_of(sent) == [b"a" * 10, b"b" * 10]  # the response ends after "b"
+    assert data_of(list(stream.events(after=closed_at))) == [b"c" * 100, b"r" * 10]
+    assert stream.queued_bytes == 0
+    transport.close()
+
+
+def test_the_session_names_the_stream_holding_events_after_a_close_for_the_resuming_get():
+    """What the app's GET asks when the store refuses a Last-Event-ID (the handoff is taken once)."""
+    transport, stream, _, closed_at = close_after_eviction()
+    assert transport.handed_over(closed_at) is stream and transport.handed_over("elsewhere-1") is None
+    list(stream.events(after=closed_at))
+    assert transport.handed_over(closed_at) is None
+    transport.close()

@@ -664,11 +664,13 @@ class MCPApp:
         stream = None
         if last_event_id:
             replay = self.store.events_after(last_event_id)
-            stream = transport.resumable(replay[0]) if replay else None
+            # The store's events after it, or (the server ended the response itself, and the store
+            # has dropped what came since) the stream that holds them for this resume.
+            stream = transport.resumable(replay[0]) if replay else transport.handed_over(last_event_id)
             if stream is None:
                 raise HTTPError(404, f"Not Found: no stream to resume at event {last_event_id!r}")
             # The headers go out with the first bytes: a comment, unless an event is there to replay.
-            opening = [] if any(data for _, data in replay[1]) else [OPENING]  # type: ignore[index]
+            opening = [] if replay and any(data for _, data in replay[1]) else [OPENING]
             if stream is not transport.standalone:
                 start_response(STATUS[200], SSE_HEADERS)
                 return _resumed_body(stream, last_event_id, opening)

@@ -15,7 +15,10 @@ happens to be attached. In SSE mode every message is stored in the
 the last id I sent" whether the event is new or replayed. A connection attached
 to the stream gets each new event from the stream itself, not from the store,
 so the store's bounds (which may drop an event, or not keep one too big) cost
-only resumption, never a live client a message.
+only resumption, never a live client a message. What waits for one connection is
+bounded too (``OutStream.max_queue_bytes``): a client that reads more slowly than
+the server writes has its connection ended, and resumes with ``Last-Event-ID``
+from what the store still has (or gets the 404 a replay with a gap would be).
 """
 
 import collections
@@ -114,6 +117,9 @@ class EventStore:
 #: The default bounds of a :class:`MemoryEventStore`, in bytes of event data.
 MAX_STORE_BYTES = 64 * 1024 * 1024
 MAX_SESSION_BYTES = 8 * 1024 * 1024
+#: Bytes of events one connection may have waiting (not yet written to its client) where the
+#: event store has no ``max_session_bytes`` to go by (see ``OutStream.max_queue_bytes``).
+MAX_QUEUE_BYTES = 8 * 1024 * 1024
 
 
 class _Group:
@@ -153,7 +159,8 @@ class MemoryEventStore(EventStore):
         max_streams: streams kept (the least recently written go first).
         max_bytes: bytes of event data kept in all.
         max_session_bytes: bytes of event data kept for one session (see :meth:`bind`;
-            a stream bound to none is bounded alone).
+            a stream bound to none is bounded alone). It also bounds what one connection
+            may have waiting, unsent (``OutStream.max_queue_bytes``).
 
     ``held_bytes`` is the event data kept now, in bytes.
     """
@@ -264,6 +271,22 @@ class MemoryEventStore(EventStore):
         self.held_bytes -= size
 
 
+class _Queue:
+    """The events waiting for one connection attached to an :class:`OutStream`, and their bytes."""
+
+    __slots__ = ("events", "bytes", "cut")
+
+    def __init__(self, events: Iterable[Tuple[str, bytes]] = ()) -> None:
+        self.events: Deque[Tuple[str, bytes]] = collections.deque(events)
+        self.bytes = sum([len(data) for _, data in self.events])
+        self.cut = False  # fell more than max_queue_bytes behind: its connection ends
+
+    def put_back(self, events: List[Tuple[str, bytes]]) -> None:
+        """Return events taken but not sent to the front, in order."""
+        self.events.extendleft(reversed(events))
+        self.bytes += sum([len(data) for _, data in events])
+
+
 class OutStream:
     """One logical stream of messages to the client: a POST's, or the standalone GET stream.
 
@@ -277,12 +300,22 @@ class OutStream:
             the standalone stream, which never ends by itself).
         session: the key of the session the stream belongs to, given to
             ``store.bind`` before its first event (the store's per-session bound).
+
+    Each attached connection reads new events from a queue of its own. ``max_queue_bytes``
+    bounds what waits there: the store's ``max_session_bytes`` if it has one, else
+    :data:`MAX_QUEUE_BYTES`. A connection that has more than that waiting when another
+    event comes (its client reads more slowly than the server writes) is ended, its queue
+    dropped, and a warning logged; its client resumes with ``Last-Event-ID``. One event
+    larger than the bound still reaches a connection that keeps up.
     """
 
     def __init__(self, store: EventStore, expected: Optional[Set["RequestId"]] = None,
                  session: Optional[str] = None) -> None:
         self.id: str = f"{_STREAM_IDS.getrandbits(64):016x}"
         self.store: EventStore = store
+        bound = getattr(store, "max_session_bytes", None)  # (a custom store may have no such bound)
+        #: Bytes of events one connection may have waiting before it is ended (see above).
+        self.max_queue_bytes: int = bound if isinstance(bound, int) and bound > 0 else MAX_QUEUE_BYTES
         self._session = session  # bound in the store at the first event (most streams never store one)
         self.expected: Set[RequestId] = set(expected or ())
         self.standalone: bool = not self.expected
@@ -300,10 +333,17 @@ class OutStream:
         # is writing (not waiting) would otherwise be lost, and the GET taking over get a 409.
         self.woken: bool = False
         # One queue per attached connection (events()): each new event goes to each, so a live
-        # client never depends on what the store kept. The handoff: the queue switch_to_sse()
-        # fills for the POST's own connection, (start id, queue, deadline), until it takes it.
-        self._readers: List[Deque[Tuple[str, bytes]]] = []
-        self._handoff: Optional[Tuple[str, Deque[Tuple[str, bytes]], float]] = None
+        # client never depends on what the store kept. The handoff: a queue filled for a
+        # connection still to come, (start id, queue, deadline), until it takes it: the POST's
+        # own (switch_to_sse), or the one resuming after the server closed the response.
+        self._readers: List[_Queue] = []
+        self._handoff: Optional[Tuple[str, _Queue, float]] = None
+
+    @property
+    def queued_bytes(self) -> int:
+        """Bytes of events waiting, not yet written, in the queues of the connections attached."""
+        with self.cond:
+            return sum([queue.bytes for queue in self._readers])
 
     def mark(self) -> str:
         """Store an empty event (a mark a connection starts after) and return its id."""
@@ -316,14 +356,39 @@ class OutStream:
             self.store.bind(self.id, self._session)
             self._session = None  # (once: before the stream's first event)
         event_id = self.store.store(self.id, data)
+        size = len(data)
+        behind = False
         for queue in self._readers:
-            queue.append((event_id, data))
+            if size and queue.bytes > self.max_queue_bytes:
+                queue.cut = behind = True
+            else:
+                queue.events.append((event_id, data))
+                queue.bytes += size
+        if behind:
+            self._cut()
         if self._handoff is not None and time.monotonic() > self._handoff[2]:
-            self._detach(self._handoff[1])  # the POST's connection never came: the store has them
+            self._detach(self._handoff[1])  # the connection it waited for never came: the store has them
         return event_id
 
-    def _detach(self, queue: Deque[Tuple[str, bytes]]) -> None:
-        self._readers = [other for other in self._readers if other is not queue]  # (deques compare by value)
+    def _cut(self) -> None:
+        """End the connections whose queues are marked ``cut`` (the caller holds ``cond``): their
+        memory is freed now, their ``events()`` ends at its next look, and each client resumes
+        with Last-Event-ID (spec 2025-11-25 basic/transports "Resumability and Redelivery")."""
+        for queue in [queue for queue in self._readers if queue.cut]:
+            # Logged here, under cond: minimcp's own records never reach a client (logbridge),
+            # so this cannot come back to push() on this stream.
+            log.warning("SSE stream %s: more than %d bytes waited unsent for one connection (its client reads "
+                        "more slowly than the server writes, or has not come back): the connection is ended "
+                        "and its client may resume with Last-Event-ID from what the event store kept. Raise "
+                        "the store's max_session_bytes to let clients fall further behind.",
+                        self.id, self.max_queue_bytes)
+            queue.events.clear()
+            queue.bytes = 0
+            self._detach(queue)
+        self.cond.notify_all()
+
+    def _detach(self, queue: _Queue) -> None:
+        self._readers = [other for other in self._readers if other is not queue]
         if self._handoff is not None and self._handoff[1] is queue:
             self._handoff = None
 
@@ -362,7 +427,7 @@ class OutStream:
         """
         with self.cond:
             start = self._keep(b"")  # the priming event's id (spec 2025-11-25)
-            queue: Deque[Tuple[str, bytes]] = collections.deque()
+            queue = _Queue()
             self._readers.append(queue)
             self._handoff = (start, queue, time.monotonic() + HANDOFF_SECONDS)
             if self.closed_by_server and self.close_index == 0:
@@ -406,33 +471,45 @@ class OutStream:
         every expected response was sent, when the server closes the stream
         (the client resumes later), when it is abandoned, or when ``gone()``
         (asked on each wake, and every :data:`GONE_POLL_SECONDS` while idle)
-        says the client closed its connection.
+        says the client closed its connection, or when its client fell more than
+        :attr:`max_queue_bytes` behind (it resumes with Last-Event-ID).
         """
         queue = self._attach(after)
         if queue is None:
             return  # the store forgot this stream, or an event after `after`: nothing to resume
+        handed_over = False
         try:
             last = after
             wait = keepalive if gone is None else min(keepalive, GONE_POLL_SECONDS)
             quiet = 0.0  # seconds waited since the last bytes went out
             while True:
                 with self.cond:
-                    batch = list(queue)
-                    queue.clear()
+                    batch = list(queue.events)  # (none, if _keep ended this connection: seen below)
+                    queue.events.clear()
+                    queue.bytes = 0
                 for index, (event_id, data) in enumerate(batch):
                     last = event_id
                     if data:  # the priming event is empty: never resend it
                         yield format_event(data, event_id)
                     if event_id == self.close_after:
                         with self.cond:  # (not ours to drop, if the close is not taken here after all)
-                            queue.extendleft(reversed(batch[index + 1:]))
+                            if not queue.cut:
+                                queue.put_back(batch[index + 1:])
                         break
                 with self.cond:  # never yield while holding it
+                    if queue.cut:
+                        return  # too far behind: _keep dropped its queue (and logged it)
                     if self.close_after is not None and self.close_after == last:
                         self.close_after = None  # the server closed it here; the resuming connection goes on
                         self.closed_by_server = False
+                        # What came after the close waits in this queue for the connection that
+                        # resumes after it (as the POST's own does): the store may have dropped it.
+                        if self._handoff is not None:
+                            self._detach(self._handoff[1])  # (one at a time; its client never came)
+                        self._handoff = (last, queue, time.monotonic() + HANDOFF_SECONDS)
+                        handed_over = True
                         return
-                    if queue:
+                    if queue.events:
                         continue  # more came while we were writing
                     if self.done or self.abandoned:
                         return
@@ -445,10 +522,18 @@ class OutStream:
                     quiet = 0.0
                     yield b": keepalive\n\n"
         finally:
-            with self.cond:
-                self._detach(queue)
+            if not handed_over:
+                with self.cond:
+                    self._detach(queue)
 
-    def _attach(self, after: str) -> Optional[Deque[Tuple[str, bytes]]]:
+    def holds_after(self, event_id: str) -> bool:
+        """True if what came after ``event_id`` waits here for the connection that resumes after
+        it (the server ended the response there, or the POST's own connection has not come),
+        so a resume needs nothing from the store."""
+        with self.cond:
+            return self._handoff is not None and self._handoff[0] == event_id
+
+    def _attach(self, after: str) -> Optional[_Queue]:
         """The queue a new connection reads: the handoff, if it starts where that does, else the
         store's replay after ``after`` (None if the store cannot give all of it), then live events."""
         with self.cond:
@@ -459,7 +544,7 @@ class OutStream:
             replay = self.store.events_after(after)
             if replay is None:
                 return None
-            queue = collections.deque(replay[1])
+            queue = _Queue(replay[1])
             self._readers.append(queue)
             return queue
 
@@ -531,6 +616,17 @@ class HTTPSessionTransport(Transport):
         if stream is None and self.standalone is not None and stream_id == self.standalone.id:
             stream = self.standalone
         return stream
+
+    def handed_over(self, event_id: str) -> Optional[OutStream]:
+        """The stream of this session whose events after ``event_id`` wait for the connection that
+        resumes there (:meth:`OutStream.holds_after`), or None: a resume the store can no longer
+        replay may still be served whole."""
+        with self._lock:
+            streams = list(self.by_stream_id.values())
+        for stream in streams:
+            if stream.holds_after(event_id):
+                return stream
+        return None
 
     def read(self) -> None:
         """Never called: messages arrive by POST."""
