@@ -217,8 +217,8 @@ class Calls:
         self.client = client
         # (threads minimcp-call-N) The queue is the script's own calls, each a few objects: no bound
         # to refuse at, as a server's pool has against its peers.
-        self.pool = WorkerPool(CALL_THREADS, max_queued=sys.maxsize, kind="call")
-        self.closed = False
+        self.pool: WorkerPool = WorkerPool(CALL_THREADS, max_queued=sys.maxsize, kind="call")
+        self.closed: bool = False
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:

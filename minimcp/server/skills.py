@@ -35,7 +35,7 @@ import errno
 import mimetypes
 import os
 import stat
-from typing import Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from ..errors import RPCError
 from ..logs import get_logger
@@ -45,7 +45,10 @@ from ..protocol.skills import DIRECTORY_MIME, EXTENSION, NAME_RULE, digest, fron
 #: The most files and bytes per skill the extension says a server should serve.
 MAX_FILES, MAX_BYTES = 512, 16 * 1024 * 1024
 
-log = get_logger(__name__)
+if TYPE_CHECKING:
+    from logging import Logger
+
+log: Logger = get_logger(__name__)
 
 
 class SkillSet:

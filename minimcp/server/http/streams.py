@@ -172,7 +172,7 @@ class MemoryEventStore(EventStore):
         self.max_bytes = max_bytes
         self.max_session_bytes = max_session_bytes
         #: Bytes of event data held now (the sum of every kept event's length).
-        self.held_bytes = 0
+        self.held_bytes: int = 0
         self._streams: collections.OrderedDict[str, _Kept] = collections.OrderedDict()
         self._groups: Dict[str, _Group] = {}
         # Every kept non-empty event, oldest first: what max_bytes evicts. (Empty events, the
