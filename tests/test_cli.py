@@ -477,3 +477,92 @@ def test_main_turns_ctrl_c_into_130(monkeypatch, capsys):
     monkeypatch.setattr(cli, "run", interrupted)
     assert cli.main(["info", "--", "srv"]) == 130
     assert capsys.readouterr().err == "minimcp: interrupted\n"
+
+
+# -- issue 28: the CLI says what to do ----------------------------------------------------------
+
+
+def test_a_tool_name_taken_for_a_server_says_to_put_the_command_after_dashes():
+    out = minimcp("call", "convert", "value=1")
+    assert out.returncode == 3, out.stderr
+    lines = out.stderr.splitlines()
+    assert lines[0] == "minimcp: no MCP server named 'convert' in any host config file", out.stderr
+    assert "put its command after --: 'minimcp call convert value=1 -- python server.py'" in lines[1]
+    tried = [line for line in lines if line.endswith(("(no such file)", ")")) and line.startswith("    ")]
+    assert len(tried) >= 2 and f"looked in {len(tried)} files:" in out.stderr  # one path a line
+    assert lines[-1] == "  --config FILE names another file"
+    assert "config=" not in out.stderr and "Traceback" not in out.stderr
+
+
+def _flags(parser):
+    return {flag for action in parser._actions for flag in action.option_strings}
+
+
+def test_every_flag_a_message_names_exists_on_the_commands_it_is_shown_for():
+    import ast
+    import re
+
+    from minimcp.cli import install
+
+    _, connecting = cli.build_parser()
+    each = [_flags(p) for p in connecting.values()]
+    local = [_flags(install._parser(name)) for name in cli.LOCAL_COMMANDS]
+    allowed = {  # module: the flags every command whose messages it writes has (or any of them, for help)
+        "__init__.py": set.intersection(*each, *local), "commands.py": set.intersection(*each),
+        "command_line.py": set.union(*each), "output.py": set.intersection(*each),
+        "login.py": _flags(connecting["login"]), "install.py": set.union(*local),
+    }
+    folder = os.path.dirname(cli.__file__)
+    wrong = []
+    for name, flags in allowed.items():
+        tree = ast.parse(open(os.path.join(folder, name), encoding="utf-8").read())
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and node.body
+                      and isinstance(node.body[0], ast.Expr)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                wrong += [(name, flag) for flag in re.findall(r"(?<![\w-])--[a-z][a-z-]*", node.value)
+                          if flag not in flags | {"--help", "--version"}]
+    assert not wrong
+
+
+def test_run_s_unexpected_error_names_a_flag_run_has(tmp_path):
+    odd = tmp_path / "odd.py"
+    odd.write_text("raise RuntimeError('boom')\n")
+    line = one_line_error(minimcp("run", str(odd)), 1)
+    assert "RuntimeError: boom" in line
+    helped = minimcp("run", "--help").stdout
+    named = [flag for flag in line.replace("(", " ").replace(")", " ").split() if flag.startswith("--")]
+    assert named and all(flag in helped for flag in named), (named, helped)
+    shown = minimcp("run", str(odd), "--trace")
+    assert shown.returncode == 1 and "Traceback" in shown.stderr and "odd.py\", line 1" in shown.stderr
+
+
+def test_run_on_a_busy_port_names_the_port_and_port_0():
+    import socket
+
+    taken = socket.socket()
+    try:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        out = minimcp("run", example("weather_server.py"), "--transport", "http", "--port", str(port), "-q")
+    finally:
+        taken.close()
+    line = one_line_error(out, 2)
+    assert f"port {port} is in use" in line and "--port 0 for any free one" in line, line
+
+
+def test_a_crashed_server_is_named_by_its_script(tmp_path):
+    script = tmp_path / "odd.py"
+    script.write_text("import sys\nsys.exit(7)\n")
+    line = one_line_error(minimcp("tools", "-q", "--", PY, "-u", str(script)), 3)
+    assert line.startswith(f"minimcp: the MCP server 'odd.py' ({PY} -u {script}) exited"), line
+    assert line.endswith("exited with code 7"), line
+
+
+def test_an_error_s_data_is_shown_only_when_it_adds_something_and_as_json():
+    line = one_line_error(minimcp("read", "kb://nope", "-q", *KB), 1)
+    assert line.endswith("[-32602] Resource not found: kb://nope") and "data" not in line, line
+    _, text = cli.explain(RPCError(-32602, "Resource not found: kb://x", {"uri": "kb://x", "known": ["kb://a"]}))
+    assert text.endswith('not found: kb://x (data: {"uri": "kb://x", "known": ["kb://a"]})'), text

@@ -7,7 +7,9 @@ The printing itself is :mod:`minimcp.cli.output`.
 """
 
 import argparse
+import json
 import os
+import re
 import sys
 from typing import Any, Dict, Optional, Tuple
 
@@ -178,15 +180,63 @@ def run(args: argparse.Namespace) -> int:
     try:
         client = connect(args.target, config=args.config, timeout=args.timeout,
                          trace=True if args.trace else None, **options)
+    except ConnectionClosed as exc:  # the server died during the handshake
+        raise _named_by_script(exc, args.target) from None
     except ValueError as exc:  # a target minimcp cannot connect to, or a config file it cannot use
         raise UsageError(str(exc)) from None
-    except ServerNotFound:  # no server by that name in the host config
+    except ServerNotFound as exc:  # no server by that name in the host config
         if isinstance(args.target, str) and os.path.isfile(args.target):
             raise UsageError(f"{args.target!r} is a file, not a server name; to start it, put its command "
                              f"after --: 'minimcp {args.command} -- python {args.target}'") from None
-        raise
-    with client:
-        return COMMANDS[args.command](client, args)
+        raise ServerNotFound(_not_a_server(exc, args)) from None
+    try:
+        with client:
+            return COMMANDS[args.command](client, args)
+    except ConnectionClosed as exc:
+        raise _named_by_script(exc, args.target) from None
+
+
+_TAKES_WORDS = ("call", "read", "prompt")  # the commands with a TOOL, URI or NAME after the target
+
+
+def _not_a_server(exc: ServerNotFound, args: argparse.Namespace) -> str:
+    """Say a name is in no config file the CLI's way: the likelier slip (a forgotten ``--``)
+    first, then the files tried one per line, and ``--config FILE`` (not the library's ``config=``)."""
+    head, _, listing = str(exc).partition("; looked in:\n")
+    tried = [line.strip() for line in listing.splitlines() if line.startswith("  ")]
+    # What was typed, the "server name" included: it was likelier the tool's name or URI.
+    typed = [args.target] + ([args.name] if args.name else []) + [f"{k}={v}" for k, v in args.pairs]
+    words = "".join(f"{word} " for word in typed) if args.command in _TAKES_WORDS else ""
+    hint = f"to start a server, put its command after --: 'minimcp {args.command} {words}-- python server.py'"
+    if args.command in ("login", "logout"):  # URL servers only: a started server needs no login
+        hint = f"give the server's URL instead: 'minimcp {args.command} https://example.com/mcp'"
+    if len(tried) == 1:  # --config FILE: one line says it all
+        return f"{head} in {tried[0]}; {hint}"
+    lines = [f"{head} in any host config file", f"  {hint}", f"  looked in {len(tried)} files:"]
+    lines += [f"    {path}" for path in tried]
+    lines.append("  --config FILE names another file")
+    return "\n".join(lines)
+
+
+#: Interpreters whose first non-option argument is the script that names a server best.
+_INTERPRETER = re.compile(r"(python|pypy)[\d.]*w?|node|nodejs|deno|bun|ruby|perl|php|Rscript", re.IGNORECASE)
+
+
+def _named_by_script(exc: ConnectionClosed, target: Any) -> ConnectionClosed:
+    """Name a crashed ``python odd.py`` by its script: ``'odd.py' (python odd.py)``, not ``'python'``."""
+    if not isinstance(target, list) or not target:
+        return exc
+    program = os.path.splitext(os.path.basename(target[0]))[0]
+    at = next((i for i, word in enumerate(target[1:], 1) if not word.startswith("-")), None)
+    said = f"the MCP server {target[0]!r} "
+    text = str(exc)
+    if at is None or not _INTERPRETER.fullmatch(program) or not text.startswith(said):
+        return exc
+    script = target[at]
+    # The command up to its script only: the words after it may carry a token.
+    command = " ".join(target[:at + 1]) + (" ..." if len(target) > at + 1 else "")
+    text = f"the MCP server {os.path.basename(script)!r} ({command}) " + text[len(said):]
+    return ConnectionClosed(text, exit_code=exc.exit_code, stderr_tail=exc.stderr_tail)
 
 
 _FAILURES = (  # (exception class, exit status, message prefix); the first match wins
@@ -209,7 +259,12 @@ def explain(exc: Exception, quiet: bool = False) -> Optional[Tuple[int, str]]:
         return None
     status, prefix = found
     text = str(exc) or type(exc).__name__
-    if isinstance(exc, ConnectionClosed):  # the server's stderr was shown already, unless --quiet
+    if isinstance(exc, ServerNotFound):  # the files tried, one per line (the CLI's message)
+        return status, "\n".join(" ".join(line.split()) if i == 0 else line.rstrip()
+                                 for i, line in enumerate(text.splitlines()))
+    if isinstance(exc, RPCError):
+        text = f"[{exc.code}] {exc.message}" + _data_if_new(exc.data, exc.message)
+    elif isinstance(exc, ConnectionClosed):  # the server's stderr was shown already, unless --quiet
         text = text.partition("; its last stderr lines")[0]
         lines = [line for line in exc.stderr_tail.splitlines() if line.strip()]
         if quiet and lines:
@@ -217,3 +272,26 @@ def explain(exc: Exception, quiet: bool = False) -> Optional[Tuple[int, str]]:
     elif isinstance(exc, Timeout):
         text += " (--timeout SECONDS waits longer)"
     return status, prefix + " ".join(text.split())
+
+
+def _data_if_new(data: Any, message: str) -> str:
+    """`` (data: {...})`` as JSON, or nothing when every value in ``data`` is in the message already
+    (``Resource not found: books://nope`` needs no ``{"uri": "books://nope"}``)."""
+    if data is None:
+        return ""
+    leaves = []
+
+    def collect(value: Any) -> None:
+        if isinstance(value, dict):
+            for item in value.values():
+                collect(item)
+        elif isinstance(value, list):
+            for item in value:
+                collect(item)
+        else:
+            leaves.append(value)
+
+    collect(data)
+    if all(isinstance(leaf, str) and leaf in message for leaf in leaves) and leaves:
+        return ""
+    return f" (data: {json.dumps(data, ensure_ascii=False, default=str)})"

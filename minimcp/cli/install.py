@@ -14,6 +14,7 @@
 """
 
 import argparse
+import errno
 import importlib.util
 import os
 import sys
@@ -57,6 +58,10 @@ def _parser(name: str) -> argparse.ArgumentParser:
         parser.add_argument("--host", default="127.0.0.1", help="HTTP: the address to bind (default 127.0.0.1)")
         parser.add_argument("--port", type=int, default=8000, help="HTTP: the port (default 8000; 0 picks one)")
         parser.add_argument("-q", "--quiet", action="store_true", help="HTTP: do not say where it serves")
+    # main()'s "unexpected error ... (--trace shows where)" names this flag for every command.
+    parser.add_argument("--trace", action="store_true",
+                        help="on an unexpected error, show the traceback" + (" (and the server's debug log)"
+                                                                           if name == "run" else ""))
     return parser
 
 
@@ -69,8 +74,7 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
         argv, command = argv[:cut], argv[cut + 1:]
     args = _parser(argv[0]).parse_args(argv[1:])
     args.command, args.server_command = argv[0], command
-    args.trace = False  # main() reads these two when a command fails
-    if argv[0] != "run":
+    if argv[0] != "run":  # main() reads args.quiet when a command fails
         args.quiet = False
     return args
 
@@ -211,7 +215,7 @@ def load_server(spec: str) -> Any:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """``minimcp run``: import the file and serve its Server until stopped."""
-    show_logs(quiet=args.quiet)  # the server's warnings and errors, on stderr (never stdout)
+    show_logs(trace=args.trace, quiet=args.quiet)  # the server's warnings and errors, on stderr (never stdout)
     if args.transport == "stdio":
         # stdout is the protocol's: whatever the module prints as it loads goes to stderr.
         real_stdout, sys.stdout = sys.stdout, sys.stderr
@@ -222,5 +226,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         server.run()
     else:
         server = load_server(args.file)
-        server.run("http", host=args.host, port=args.port, quiet=args.quiet)
+        try:
+            server.run("http", host=args.host, port=args.port, quiet=args.quiet)
+        except OSError as exc:
+            # EADDRINUSE (Windows: WSAEADDRINUSE, 10048): name the port and the way out.
+            if exc.errno == errno.EADDRINUSE or getattr(exc, "winerror", None) == 10048:
+                raise UsageError(f"port {args.port} is in use on {args.host}; choose another with --port, "
+                                 f"or --port 0 for any free one") from None
+            raise
     return EXIT_OK

@@ -14,7 +14,9 @@ from typing import Any, Dict, Optional, Tuple
 
 from ..client.auth import OAuth
 from ..client.config import find_server
+from ..errors import ServerNotFound
 from .command_line import EXIT_OK, UsageError
+from .commands import _not_a_server
 from .output import _emit
 
 
@@ -26,7 +28,10 @@ def _server(args: argparse.Namespace) -> Tuple[str, Optional[Dict[str, Any]]]:
                          f"from its environment")
     if target.split(":", 1)[0] in ("http", "https"):
         return target, None
-    entry = find_server(target, args.config)
+    try:
+        entry = find_server(target, args.config)
+    except ServerNotFound as exc:
+        raise ServerNotFound(_not_a_server(exc, args)) from None
     if "url" not in entry:
         raise UsageError(f"{target!r} is a stdio server: it gets its credentials from its environment, not a login")
     return entry["url"], entry.get("oauth")
