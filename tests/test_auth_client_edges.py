@@ -22,6 +22,7 @@ from urllib.parse import urlencode
 import pytest
 import requests
 from oauth_fixture import AuthServer, protect
+from test_auth_client import make_server  # the same protected server (read, write)
 
 import minimcp
 from minimcp.client.auth import (
@@ -42,20 +43,6 @@ from minimcp.server.http.wsgiserver import BackgroundServer
 HTTP_TIMEOUT = 2.0
 
 
-def make_server() -> minimcp.Server:
-    server = minimcp.Server("protected")
-
-    @server.tool()
-    def read(text: str = "x") -> str:
-        """Read something."""
-        return "read " + text
-
-    @server.tool()
-    def write(text: str = "x") -> str:
-        """Write something (needs mcp:write)."""
-        return "wrote " + text
-
-    return server
 
 
 def follow(authorization_url: str) -> str:

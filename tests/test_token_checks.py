@@ -26,6 +26,7 @@ import pytest
 import requests
 from cryptography.hazmat.primitives.asymmetric import ec
 from oidc.provider import RESOURCE_SERVER
+from test_protection import jwks_server as counting_jwks_server
 
 from minimcp import Context, Server, Unauthorized, connect
 from minimcp.client.auth import ClientCredentials, MemoryTokenStore
@@ -61,29 +62,10 @@ class Issuer:
 
 @contextlib.contextmanager
 def jwks_server(issuer):
-    """Serve ``issuer.jwks()`` at ``/jwks`` on a free port: its URL."""
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            body = json.dumps(issuer.jwks()).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, name="jwks-server")
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/jwks"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(5)
+    """Serve ``issuer.jwks()`` at ``/jwks`` on a free port: its URL (test_protection's server,
+    whose fetch count these tests do not need)."""
+    with counting_jwks_server(issuer) as (url, _fetches):
+        yield url
 
 
 @contextlib.contextmanager

@@ -332,7 +332,7 @@ class MCPApp:
             status = error_status(answer) if per_request and type(answer) is not Response else 200
             return reply(start_response, status, self._encoded(connection, request, answer))
         transport: HTTPSessionTransport = connection.session.transport
-        if request is not None and request.id in transport.streams:  # (what transport.awaits() says)
+        if request is not None and request.id in transport.streams:  # a stream waits for that id's answer
             # The id of a request in flight: refused here, in this POST's body. On a stream of its
             # own the refusal would take the id's stream, and the first request's answer with it.
             return reply(start_response, 200, jsonrpc.encode(id_in_use(request.id)))

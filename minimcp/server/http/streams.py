@@ -632,10 +632,6 @@ class HTTPSessionTransport(Transport):
         """Never called: messages arrive by POST."""
         return None
 
-    def awaits(self, request_id: Any) -> bool:
-        """Does a stream wait for the answer to ``request_id`` (its request still in flight)?"""
-        return request_id in self.streams  # (one step under the GIL)
-
     def open_stream(self, request_ids: Set["RequestId"]) -> OutStream:
         """Register the stream that will carry the answers to these requests."""
         stream = OutStream(self.store, request_ids, self.session_key)
