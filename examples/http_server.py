@@ -6,10 +6,11 @@
 In production, nginx sits in front of gunicorn: examples/deploy/nginx.conf.
 
 With sessions (``app``), a client's requests must reach the worker that
-holds its session: behind several workers, route by the ``Mcp-Session-Id``
-header (sticky sessions). ``sessionless_app`` keeps no sessions, so any worker
-can answer any request (server-to-client requests then work only inside a
-call, on its SSE stream).
+holds its session: behind several workers, one process per port behind
+examples/deploy/haproxy.cfg or nginx-sticky.conf (hashing the ``Mcp-Session-Id``
+header does not stick: ``initialize`` has no id yet). ``sessionless_app`` keeps
+no sessions, so any worker can answer any request (server-to-client requests
+then work only inside a call, on its SSE stream).
 """
 
 import os

@@ -6,6 +6,10 @@ nginx takes the clients: it holds idle and slow connections (thousands, in one
 event loop) and hands gunicorn only whole requests, so gunicorn's threads serve
 MCP calls instead of waiting on sockets. Alone on a public port, gthread gunicorn
 is stalled by a few dozen connections that send nothing.
+
+An app with sessions (``wsgi_app()``, handshake-era clients) on several workers: one
+gunicorn per worker, each with ``MCP_WORKERS=1`` and a ``MCP_BIND`` of its own, behind
+haproxy.cfg or nginx-sticky.conf (see ``workers`` below).
 """
 
 import os
@@ -18,8 +22,10 @@ bind = os.environ.get("MCP_BIND", "127.0.0.1:8000")
 worker_class = "gthread"
 threads = int(os.environ.get("MCP_THREADS", "16"))
 # The sessionless app (and every 2026-07-28 request) may use several workers, one per
-# core; an app with sessions needs one worker, or nginx routing by Mcp-Session-Id
-# to several gunicorn instances (see nginx.conf).
+# core. An app with sessions keeps each one in the memory of one worker process, and
+# no proxy can choose among the processes behind one port: give it one worker
+# (MCP_WORKERS=1); for more, one such gunicorn per port, behind haproxy.cfg or
+# nginx-sticky.conf (beside this file), which send each session to its worker.
 workers = int(os.environ.get("MCP_WORKERS", "2"))
 
 # Longer than nginx's upstream keepalive_timeout (60 s), so that nginx, not gunicorn,

@@ -41,11 +41,15 @@ def run(server: Server, transport: str, host: str, port: int, websocket_path: Op
     limits (every minimcp process that inherits that variable takes it).
 
     Raises:
-        ValueError: ``transport`` is not ``"stdio"``, ``"http"`` or ``"websocket"``, or
-            ``max_message`` is not a positive number of bytes (said before anything is served).
+        ValueError: ``transport`` is not ``"stdio"``, ``"http"`` or ``"websocket"``, ``max_message``
+            is not a positive number of bytes, or ``session_id_prefix`` is given to a transport
+            other than ``"http"`` or cannot start a session id (said before anything is served).
     """
     if transport not in ("stdio", "http", "websocket"):
         raise ValueError(f"unknown transport {transport!r}; use 'stdio', 'http' or 'websocket'")
+    if "session_id_prefix" in options and transport != "http":  # (the app checks it, over HTTP)
+        raise ValueError(f"session_id_prefix starts the HTTP session ids of run('http'); run({transport!r}) "
+                         f"has none: leave it out")
     max_message = options.pop("max_message", None)
     if max_message is not None:
         from ..transports.stdio import SERVER_MAX_MESSAGE, message_limit

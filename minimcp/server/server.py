@@ -481,23 +481,26 @@ class Server:
             connection.session.serve_forever()
         return connection
 
-    def wsgi_app(self, path: str = "/mcp", **options: Any) -> Any:
+    def wsgi_app(self, path: str = "/mcp", *, session_id_prefix: str = "", **options: Any) -> Any:
         """A WSGI application serving this server over Streamable HTTP at ``path``.
 
         Run it with ``server.run("http")``, or under gunicorn::
 
             app = server.wsgi_app(sessions=False)   # gunicorn -k gthread -w 4 'module:app'
 
-        ``options`` are those of :class:`minimcp.server.http.app.MCPApp` (``stateless``, ``json_response``,
+        ``session_id_prefix="w1."`` starts every ``Mcp-Session-Id`` it mints, so that a proxy
+        in front of several workers can send a session's requests to its worker by the id
+        (``examples/deploy/nginx-sticky.conf``); at most 32 visible ASCII characters, else ``ValueError``.
+        ``options`` are those of :class:`minimcp.server.http.app.MCPApp` (``sessions``, ``json_response``,
         ``allowed_hosts``, ``allowed_origins``, ``auth`` (a hook, or an OAuth
         :class:`~minimcp.server.auth.protection.ProtectedResource`), ``max_body``, ``event_store``, ``sse_path`` ...).
         """
         from .http.app import MCPApp  # late: a stdio server never loads the HTTP code
 
-        return MCPApp(self, path, **options)
+        return MCPApp(self, path, session_id_prefix=session_id_prefix, **options)
 
     def run(self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000,
-            websocket_path: Optional[str] = None, **options: Any) -> None:
+            websocket_path: Optional[str] = None, session_id_prefix: str = "", **options: Any) -> None:
         """Serve until stopped: ``"stdio"`` (the default), ``"http"`` or ``"websocket"``.
 
         On stdio, the process's stdout carries the protocol and nothing else: while serving, ``print()``
@@ -511,8 +514,11 @@ class Server:
         also serves WebSocket there (not an MCP standard transport); ``"websocket"`` only that.
         ``max_message=``: the largest message read, in bytes, on any transport (stdio: 64 MiB by
         default; WebSocket: the app's ``max_body``, else 4 MiB; over HTTP it is ``max_body`` too
-        unless that is given); 0 or less raises ``ValueError``.
+        unless that is given); 0 or less raises ``ValueError``. ``session_id_prefix=``: as
+        :meth:`wsgi_app`'s, over ``"http"`` only.
         """
         from .running import run  # late: signals and sockets are the running process's business
 
+        if session_id_prefix:
+            options["session_id_prefix"] = session_id_prefix
         run(self, transport, host, port, websocket_path, options)

@@ -119,6 +119,26 @@ def answers_here(server: "Server", tool: Any, log_level: Optional[str]) -> bool:
     return log_level is None and not server.trace and (tool is None or tool.task is None)
 
 
+#: The longest ``session_id_prefix``: with the 32 random characters after it, an id fits in 64
+#: (a proxy's stick table keys, say HAProxy's ``type string len 64``, hold it whole).
+MAX_PREFIX = 32
+
+
+def _checked_prefix(prefix: str) -> str:
+    """``prefix``, if it can start a ``Mcp-Session-Id``: at most :data:`MAX_PREFIX` characters,
+    each visible ASCII, 0x21 to 0x7E (spec basic/transports "Session Management"), so no space.
+
+    Raises:
+        ValueError: it cannot, saying what would.
+    """
+    if (type(prefix) is not str or len(prefix) > MAX_PREFIX
+            or not all("\x21" <= char <= "\x7e" for char in prefix)):
+        raise ValueError(f"session_id_prefix={prefix!r} cannot start a Mcp-Session-Id: use at most {MAX_PREFIX} "
+                         f"visible ASCII characters, no space (spec basic/transports: a session id holds only "
+                         f"0x21 to 0x7E), for example 'w1.'")
+    return prefix
+
+
 #: The most one-POST connections an app keeps to use again (see ``MCPApp._spare``): about as
 #: many as POSTs it answers at once.
 SPARES = 64
@@ -162,6 +182,11 @@ class MCPApp:
         max_sessions: sessions kept at once (both transports). At the cap a new session
             ends the least recently used idle one (no request running, no GET stream: its
             client gets 404 and starts again); none idle: ``503`` with ``Retry-After``.
+        session_id_prefix: the start of every ``Mcp-Session-Id`` this app mints (``"w1."``): a
+            session id that names its worker, so that a proxy can route a session's requests
+            to the worker that holds it by the id alone (nginx ``map``:
+            ``examples/deploy/nginx-sticky.conf``). At most 32 visible ASCII characters, else
+            ``ValueError``.
     """
 
     def __init__(self, server: "Server", path: str = "/mcp", *, sessions: bool = True, json_response: bool = False,
@@ -170,8 +195,10 @@ class MCPApp:
                  event_store: Optional[EventStore] = None, retry_ms: int = 1000, sse_path: Optional[str] = "/sse",
                  messages_path: str = "/messages/", max_workers: int = 64, sse_after: float = 0.1,
                  session_ttl: Optional[float] = 3600.0, max_sessions: int = 1024,
-                 max_queued: int = MAX_QUEUED) -> None:
+                 max_queued: int = MAX_QUEUED, session_id_prefix: str = "") -> None:
         self.server: Server = server
+        #: The start of every ``Mcp-Session-Id`` minted here (``""``: none).
+        self.session_id_prefix: str = _checked_prefix(session_id_prefix)
         self.path = path
         #: False: a sessionless app (``sessions=False``), whose every POST has a connection of its own.
         self.keeps_sessions = sessions
@@ -404,7 +431,9 @@ class MCPApp:
         if initializing:
             self._expire_idle()
             self.admit_session()
-            session_id = secrets.token_urlsafe(24)  # visible ASCII, cryptographically random
+            # Visible ASCII (spec basic/transports "Session Management"), cryptographically random
+            # after the prefix that names this worker.
+            session_id = self.session_id_prefix + secrets.token_urlsafe(24)
             connection = self._new_connection(principal, session=True)
             with self._lock:
                 self.sessions[session_id] = connection
