@@ -29,6 +29,7 @@ ARCHITECTURE.md (in the repository) maps every folder.
 from __future__ import annotations
 
 from .errors import (
+    BackendUnavailable,
     CapabilityError,
     ConfigError,
     ConnectionClosed,
@@ -51,6 +52,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .client.client import Client
     from .client.connect import connect
     from .server.content import Audio, EmbeddedResource, Image, Message, ResourceLink
+    from .server.redis_backend import RedisBackend
     from .server.server import Context, Server
 
 def __getattr__(name: str) -> Any:
@@ -65,6 +67,8 @@ def __getattr__(name: str) -> Any:
         from .server import content
 
         value = getattr(content, name)
+    elif name == "RedisBackend":
+        from .server.redis_backend import RedisBackend as value
     elif name == "Client":
         from .client.client import Client as value
     elif name == "connect":
@@ -76,9 +80,9 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = (
-    "connect", "Client", "Server", "Context",
+    "connect", "Client", "Server", "Context", "RedisBackend",
     "MCPError", "RPCError", "ConnectionClosed", "Timeout", "ToolError", "ProtocolError", "CapabilityError",
-    "ServerNotFound", "ConfigError", "ServerStartError", "Unauthorized",
+    "ServerNotFound", "ConfigError", "ServerStartError", "Unauthorized", "BackendUnavailable",
     "Image", "Audio", "ResourceLink", "EmbeddedResource", "Message",
     "PROTOCOL_VERSION", "__version__",
 )

@@ -127,6 +127,18 @@ class VerifierUnavailable(MCPError):
     """
 
 
+class BackendUnavailable(RPCError):
+    """A server's shared backend (Redis …) could not be reached within its bounds.
+
+    A request that needs it is answered with this -32603 error, whose message names the
+    engine and its address (never its password), so that "try again" is the right reading
+    and never "unknown task".
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(-32603, f"Internal error: {message}")
+
+
 class ServerNotFound(MCPError, LookupError):
     """No host config file names the server asked for; the message lists the files tried."""
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover - loaded when a resource, prompt or comple
     from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, TypeVar, Union, overload
 
     from ..engine.middleware import Middleware
+    from .backend import Backend
     from .completion import Completers
     from .prompts import ServerPrompt
     from .resources import ServerResource
@@ -81,6 +82,9 @@ class Server:
             it on when the clients are not yours (a public or multi-tenant HTTP server) and the
             tools touch files, databases or other hosts whose errors name them (CWE-209); off,
             the default, the model reads what went wrong and can try again.
+        backend: what the workers of a deployment share (task records, task control, list
+            changes and resource updates): ``RedisBackend("redis://host:6379/0")`` for several
+            workers, with the same ``state_secret`` on each; default: this process alone.
 
     Errors: an unexpected exception in a resource, prompt or completion function (or in
     minimcp's own handling of any request) is always kept from the client, which gets
@@ -95,7 +99,7 @@ class Server:
                  log_bridge: bool = True, max_workers: int = 16, timeout: float = 60.0,
                  trace: Optional[bool] = None, cache_ttl_ms: int = 0, cache_scope: str = "public",
                  state_secret: Optional[bytes] = None, middleware: Iterable[Middleware] = (),
-                 mask_tool_errors: bool = False) -> None:
+                 mask_tool_errors: bool = False, backend: Optional[Backend] = None) -> None:
         self.name = name
         self.version = version
         self.instructions = instructions
@@ -109,7 +113,10 @@ class Server:
         self.cache_ttl_ms: int = cache_ttl_ms
         self.cache_scope: str = cache_scope
         self.state_signer: StateSigner = StateSigner(state_secret)
-        self._audience = Audience()
+        #: What the workers of a deployment share: task records and control, the notification bus
+        #: (a :class:`~minimcp.server.redis_backend.RedisBackend`); None: this process alone.
+        self.backend: Optional[Backend] = backend
+        self._audience = Audience(self.backend)
         #: The open 2026-07-28 subscriptions/listen requests, of every connection.
         self.subscriptions: Set[Any] = self._audience.subscriptions
         self.on_roots_changed: Optional[Callable[[ServerConnection], None]] = None  # (connection): roots changed

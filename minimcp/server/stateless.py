@@ -192,6 +192,7 @@ def listen(connection: ServerConnection, params: Dict[str, Any], ctx: Context) -
 
         honoured["taskIds"] = listen_task_ids(connection.server, honoured["taskIds"], ctx)
     subscription = Subscription(ctx, honoured)
+    connection.server._audience.hear()  # a shared backend: what other workers change is heard here too
     subscriptions = connection.server.subscriptions
     subscriptions.add(subscription)  # (before it is held: a cancel that comes meanwhile takes it out)
     try:

@@ -27,10 +27,10 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, List, Optional, Union, cast
 
 from ..engine.threads import join, start_thread
-from ..errors import CapabilityError, RPCError
+from ..errors import BackendUnavailable, CapabilityError, RPCError
 from ..logs import get_logger, reference
 from ..protocol.jsonrpc import (
     INTERNAL_ERROR,
@@ -43,11 +43,13 @@ from ..protocol.stateless import TASKS_EXTENSION, InputRequired, RequestMeta
 from ..protocol.versions import STATELESS_VERSION
 from .connection import MAX_DEPTH, too_deep
 from .context import Context, StartTask, _fits
-from .taskstore import MemoryTaskStore, TaskRecord, TaskStore
+from .taskstore import MemoryTaskStore, TaskRecord, TaskStore, owner_key
 from .tools import RequestFailed
 
 if TYPE_CHECKING:
     from logging import Logger
+
+    from .backend import Backend
 
 log: Logger = get_logger(__name__)
 
@@ -119,8 +121,15 @@ class TaskContext(Context):
 class TaskRunner:
     """Runs tasks on threads of its own and keeps their records in a :class:`TaskStore`.
 
+    With a shared store (a backend such as :class:`~minimcp.server.redis_backend.RedisBackend`),
+    any worker answers ``tasks/*``: the one running a task holds a lease on it, renewed every
+    third of the backend's ``lease``, and takes the answers and cancels other workers hand it
+    (woken by the bus, and on its own at each renewal, since the bus may lose a message); a task
+    whose lease has passed is reported ``failed`` by whichever worker is asked.
+
     Args:
-        store: where records live (default: a :class:`MemoryTaskStore`).
+        store: where records live (default: a :class:`MemoryTaskStore`; ``Server(backend=...)``
+            makes it the server's backend).
         ttl_ms: how long an ended task stays readable after its creation.
         poll_interval_ms: the polling interval suggested to clients.
         max_running: the most tools running at once; more tasks wait their turn, as ``working``.
@@ -131,6 +140,8 @@ class TaskRunner:
                  poll_interval_ms: int = 100, max_running: int = 16, clock: Callable[[], float] = time.time) -> None:
         self.clock = clock
         self.store: Union[TaskStore, MemoryTaskStore] = store if store is not None else MemoryTaskStore(clock=clock)
+        #: The store again when other workers share it (a :class:`~minimcp.server.backend.Backend`), else None.
+        self.shared: Optional[Backend] = cast("Backend", store) if store is not None and store.shared else None
         self.ttl_ms: Optional[int] = ttl_ms
         self.poll_interval_ms: int = poll_interval_ms
         self.max_running = max_running
@@ -139,6 +150,9 @@ class TaskRunner:
         self._threads: List[Any] = []
         self._lock = threading.Condition()
         self._closed = False
+        self._lease_thread: Any = None
+        self._lease_stop = threading.Event()
+        self._fallback_said = False  # "optional" tools run without a task while the store is away: logged once
 
     # -- creating and running ---------------------------------------------------------------------
 
@@ -147,8 +161,12 @@ class TaskRunner:
         ``CreateTaskResult``."""
         import secrets  # late: only a server that starts tasks pays for it
 
+        # 144 random bits: the id is all a client needs to read the task (with no auth, nothing else).
         record = TaskRecord(secrets.token_urlsafe(18), self.clock(), self.ttl_ms, self.poll_interval_ms,
-                            owner=ctx.principal)
+                            owner=owner_key(ctx.principal))
+        shared = self.shared
+        if shared is not None:
+            record.worker, record.lease_until = shared.worker_id, record.created + shared.lease
         task_ctx = TaskContext(ctx, self, record)
         created = dict(record.wire(), resultType="task")
         self.store.save(record)  # durable before the answer (extension: "Task Creation")
@@ -160,7 +178,16 @@ class TaskRunner:
             self._threads = [thread for thread in self._threads if thread.is_alive()]
             if len(self._threads) < self.max_running:
                 self._threads.append(start_thread(self._work, "task"))
+            if shared is not None and (self._lease_thread is None or not self._lease_thread.is_alive()):
+                self._lease_stop.clear()
+                self._lease_thread = start_thread(self._renew, "task-lease")
         return created
+
+    def fallback(self, exc: RPCError) -> None:
+        """Say (once) that an ``optional`` task tool runs without a task because the store is away."""
+        if not self._fallback_said:
+            self._fallback_said = True
+            log.warning("tasks: %s; tools with task=\"optional\" run without a task until it answers", exc.message)
 
     def _work(self) -> None:
         while True:
@@ -255,11 +282,26 @@ class TaskRunner:
         task_id = params.get("taskId")
         if not isinstance(task_id, str):
             raise RPCError(INVALID_PARAMS, 'Invalid params: "taskId" (a string) is required')
-        record = self.store.load(task_id)
-        if record is None or record.owner != ctx.principal:
+        live = self._live.get(task_id)
+        record = live.task if live is not None else self.store.load(task_id)
+        if record is None or record.owner != owner_key(ctx.principal):
             raise RPCError(INVALID_PARAMS, f"Invalid params: no task {task_id!r} (unknown, or expired after its "
                                            f"ttlMs); start the call again")
+        if live is None and not record.terminal and record.lease_until is not None \
+                and self.clock() > record.lease_until:
+            record = self._lapsed(record)
         return record
+
+    def _lapsed(self, record: TaskRecord) -> TaskRecord:
+        """The worker running ``record`` stopped renewing its lease: the task has failed."""
+        # Which worker it was is the server's business (its log), not the client's (CWE-209).
+        log.warning("task %s: its worker %s stopped renewing its lease: the task failed", record.task_id,
+                    record.worker)
+        record.status, record.input_requests, record.updated = "failed", {}, self.clock()
+        record.status_message = "the server worker running this task stopped (its lease ran out)"
+        record.error = {"code": INTERNAL_ERROR, "message": f"Internal error: {record.status_message}; start the "
+                                                            f"call again"}
+        return self._changed(record)
 
     def get(self, params: Dict[str, Any], ctx: Any) -> Dict[str, Any]:
         """Answer ``tasks/get``: the task, its result or error inlined once it ended."""
@@ -279,14 +321,22 @@ class TaskRunner:
             raise RPCError(INVALID_PARAMS, 'Invalid params: "inputResponses" must be an object of answers by key')
         with self._lock:
             live = self._live.get(record.task_id)
-            waiting = live.waiting if live is not None else {}
+            if live is None and self.shared is not None and not record.terminal:
+                waiting = record.input_requests  # as the worker running it last saved them
+            else:
+                waiting = live.waiting if live is not None else {}
             for key, answer in responses.items():
                 if key in waiting and not _fits(waiting[key]["method"], answer):
                     raise RPCError(INVALID_PARAMS, f"Invalid params: inputResponses[{key!r}] is not a result of "
                                                    f"{waiting[key]['method']}; nothing was taken, answer again")
             answered = [key for key in responses if key in waiting]
+            if live is None:
+                if answered and self.shared is not None:  # it runs on another worker: to its inbox, then a wake-up
+                    self.shared.post(record.task_id, {"inputResponses": {key: responses[key] for key in answered}})
+                    self.shared.publish({"kind": "task", "taskId": record.task_id})
+                return {}
             for key in answered:
-                live.answers[key] = responses[key]  # type: ignore[union-attr]
+                live.answers[key] = responses[key]
                 del waiting[key]
             if answered and not record.terminal:
                 record.input_requests = dict(waiting)
@@ -323,14 +373,101 @@ class TaskRunner:
             ctx.task.status_message, ctx.task.updated = message, self.clock()
         self._changed(ctx.task)
 
-    def _changed(self, record: TaskRecord) -> None:
-        """Save the record, and send it to those listening for this task (``notifications/tasks``)."""
+    def _changed(self, record: TaskRecord) -> TaskRecord:
+        """Save the record, and send it to those listening for this task (``notifications/tasks``),
+        here and on the other workers; return it as saved (the stored one, if that had ended)."""
+        kept = self.store.save(record)
+        if kept is not None:  # ended elsewhere (cancelled, or failed after its lease): that stands
+            self._adopt(record, kept)
+            return record
         with self._lock:
             wire = record.wire()
-        self.store.save(record)
+        self._tell(record.task_id, wire)
+        if self.shared is not None:
+            self.shared.publish({"kind": "task", "taskId": record.task_id, "task": wire})
+        return record
+
+    def _tell(self, task_id: str, wire: Dict[str, Any]) -> None:
         for subscription in list(self.subscriptions):
-            if subscription.wants("notifications/tasks", record.task_id):
+            if subscription.wants("notifications/tasks", task_id):
                 subscription.send("notifications/tasks", wire)
+
+    def _adopt(self, record: TaskRecord, kept: TaskRecord) -> None:
+        """Take the stored, ended status over the local one, and stop the tool if it runs here."""
+        with self._lock:
+            for name in ("status", "status_message", "updated", "result", "error"):
+                setattr(record, name, getattr(kept, name))
+            record.input_requests = {}
+            live = self._live.get(record.task_id)
+            if live is not None:
+                live.cancelled.set()
+            self._lock.notify_all()
+
+    # -- across workers (a shared store) ------------------------------------------------------------------
+
+    def heard(self, message: Dict[str, Any]) -> None:
+        """A bus message about a task (from another worker): tell local listeners its new status,
+        and if the task runs here, reconcile it (its inbox, or its record cancelled)."""
+        task_id = message["taskId"]
+        wire = message.get("task")
+        if type(wire) is dict and wire.get("taskId") == task_id:
+            self._tell(task_id, wire)
+        if task_id in self._live:
+            self._reconcile(task_id)
+
+    def _reconcile(self, task_id: str) -> None:
+        """Apply what other workers left for a task running here: answers from its inbox, and an
+        ended record (cancelled) over the running one."""
+        live = self._live.get(task_id)
+        if live is None or self.shared is None:
+            return
+        stored = self.shared.load(task_id)
+        if stored is not None and stored.terminal and not live.task.terminal:
+            self._adopt(live.task, stored)
+            return
+        messages = self.shared.take(task_id)
+        answered = False
+        with self._lock:
+            for message in messages:
+                responses = message.get("inputResponses")
+                if type(responses) is not dict:
+                    continue
+                for key, answer in responses.items():
+                    if key in live.waiting and _fits(live.waiting[key]["method"], answer):
+                        live.answers[key] = answer
+                        del live.waiting[key]
+                        answered = True
+            record = live.task
+            if answered and not record.terminal:
+                record.input_requests = dict(live.waiting)
+                if not live.waiting:
+                    record.status = "working"
+                record.updated = self.clock()
+                self._lock.notify_all()
+        if answered:
+            self._changed(record)
+
+    def _renew(self) -> None:
+        """Renew the lease of every task running here, every third of a lease, and reconcile each
+        (pub/sub is at-most-once: a wake-up lost on the bus is made up for here)."""
+        store = self.shared
+        assert store is not None  # started only for a shared store
+        while not self._lease_stop.wait(store.lease / 3):
+            with self._lock:
+                running = list(self._live.values())
+                if not running:
+                    self._lease_thread = None
+                    return
+            for ctx in running:
+                try:
+                    ctx.task.lease_until = self.clock() + store.lease
+                    kept = store.save(ctx.task)
+                    if kept is not None:
+                        self._adopt(ctx.task, kept)
+                    else:
+                        self._reconcile(ctx.task.task_id)
+                except RPCError as exc:  # the store is away: try again at the next renewal
+                    log.warning("task %s: lease not renewed: %s", ctx.task.task_id, exc.message)
 
     subscriptions: Any = ()  # set by runner_for(): the server's open listen requests
 
@@ -347,8 +484,9 @@ class TaskRunner:
             threads, self._threads = self._threads, []
         for record in ended:
             self.store.save(record)
+        self._lease_stop.set()
         deadline = time.monotonic() + timeout
-        for thread in threads:
+        for thread in [*threads, self._lease_thread]:
             join(thread, max(0.0, deadline - time.monotonic()))
         with self._lock:
             self._closed = False
@@ -363,16 +501,25 @@ def runner_for(server: Any) -> TaskRunner:
     ``server.tasks = TaskRunner(...)`` before serving to choose the store, TTL or limits."""
     runner: Optional[TaskRunner] = server.__dict__.get("tasks")
     if runner is None:
-        runner = server.__dict__.setdefault("tasks", TaskRunner())
-    runner.subscriptions = server.subscriptions
+        runner = server.__dict__.setdefault("tasks", TaskRunner(getattr(server, "backend", None)))
+    if runner.subscriptions is not server.subscriptions:
+        runner.subscriptions = server.subscriptions
+        if runner.shared is not None:
+            server._audience.on_task = runner.heard
+    if runner.shared is not None:
+        server._audience.hear()
     return runner
 
 
 def close(server: Any) -> None:
-    """Close the server's task runner, if it has one (its running tasks end cancelled)."""
+    """Close the server's task runner, if it has one (its running tasks end cancelled), and stop
+    its backend's threads (a later use starts them again)."""
     runner = server.__dict__.get("tasks")
     if runner is not None:
         runner.close()
+    backend = getattr(server, "backend", None)
+    if backend is not None:
+        backend.close()
 
 
 def listen_task_ids(server: Any, task_ids: List[Any], ctx: Any) -> List[Any]:
@@ -380,10 +527,10 @@ def listen_task_ids(server: Any, task_ids: List[Any], ctx: Any) -> List[Any]:
     those it may see (-32021 if it did not declare the extension)."""
     if not opted_in(ctx):
         raise missing_extension()
-    store, visible = runner_for(server).store, []
+    store, owner, visible = runner_for(server).store, owner_key(ctx.principal), []
     for task_id in task_ids:
         record = store.load(task_id)
-        if record is not None and record.owner == ctx.principal:
+        if record is not None and record.owner == owner:
             visible.append(task_id)
     return visible
 
@@ -418,7 +565,14 @@ def call_tool(connection: Any, params: Dict[str, Any], ctx: Context) -> Dict[str
             return _plain_call(connection, params, ctx, tool)  # a plain result if it never starts the task
         except StartTask:
             pass
-    return runner_for(connection.server).start(tool, arguments or {}, ctx)
+    runner = runner_for(connection.server)
+    try:
+        return runner.start(tool, arguments or {}, ctx)
+    except BackendUnavailable as exc:  # task creation is the server's choice per request (extension)
+        if support == "required":
+            raise
+        runner.fallback(exc)
+        return _plain_call(connection, params, ctx, tool)
 
 
 def tasks_get(connection: Any, params: Dict[str, Any], ctx: Any) -> Dict[str, Any]:

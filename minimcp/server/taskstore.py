@@ -5,17 +5,18 @@ A task's *record* is what ``tasks/get`` shows: its status, timestamps, TTL,
 the input requests it waits on, and its result or error once it ends. The
 record is all that has to outlive the process: the thread running the tool
 and the answers it waits for stay in :mod:`minimcp.server.tasks`. A deployment
-with several workers plugs a shared store in here (a database, Redis …) and
-routes ``tasks/*`` requests by their ``Mcp-Name`` header (the task id) to the
-worker that runs the task, as the extension intends.
+with several workers shares its records through a backend
+(:mod:`minimcp.server.backend`, :class:`~minimcp.server.redis_backend.RedisBackend`),
+which is a store with task control and a notification bus added.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import OrderedDict
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Union
 
 #: The statuses after which a task never changes (extension: "Task Status").
 TERMINAL = ("completed", "failed", "cancelled")
@@ -36,14 +37,17 @@ class TaskRecord:
         ttl_ms: how long after ``created`` the task may be dropped (None: kept until evicted).
         input_requests: ``{key: {"method", "params"}}`` while it waits for the client.
         result, error: the tool's ``CallToolResult`` (completed), the JSON-RPC error (failed).
-        owner: who created it (the HTTP ``auth`` principal), so no one else can see it.
+        owner: who created it, as :func:`owner_key` writes the HTTP ``auth`` principal, so
+            that no one else can see it.
+        worker, lease_until: with a shared backend, the worker running it and the time (seconds
+            since the epoch) until which that worker vouches for it; past it, the task is failed.
     """
 
     __slots__ = ("task_id", "status", "status_message", "created", "updated", "ttl_ms", "poll_interval_ms",
-                 "input_requests", "result", "error", "owner")
+                 "input_requests", "result", "error", "owner", "worker", "lease_until")
 
     def __init__(self, task_id: str, created: float, ttl_ms: Optional[int], poll_interval_ms: int,
-                 owner: Any = None) -> None:
+                 owner: Optional[str] = None) -> None:
         self.task_id: str = task_id
         self.status: str = "working"
         self.status_message: Optional[str] = None
@@ -54,7 +58,9 @@ class TaskRecord:
         self.input_requests: Dict[str, Dict[str, Any]] = {}
         self.result: Optional[Dict[str, Any]] = None
         self.error: Optional[Dict[str, Any]] = None
-        self.owner: Any = owner  # the principal that created it (compared, never read)
+        self.owner: Optional[str] = owner  # owner_key() of the principal that created it (compared, never shown)
+        self.worker: Optional[str] = None
+        self.lease_until: Optional[float] = None
 
     @property
     def terminal(self) -> bool:
@@ -81,19 +87,51 @@ class TaskRecord:
             task["error"] = self.error
         return task
 
+    def to_json(self) -> str:
+        """The whole record as JSON text, for a store outside this process (:meth:`from_json` reads it)."""
+        return json.dumps({name: getattr(self, name) for name in self.__slots__}, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: Union[str, bytes]) -> TaskRecord:
+        """The record :meth:`to_json` wrote."""
+        fields = json.loads(text)
+        record = cls(fields["task_id"], fields["created"], fields["ttl_ms"], fields["poll_interval_ms"])
+        for name in cls.__slots__:
+            setattr(record, name, fields.get(name))
+        record.input_requests = record.input_requests or {}
+        return record
+
     def __repr__(self) -> str:
         return f"<TaskRecord {self.task_id} {self.status}>"
+
+
+def owner_key(principal: Any) -> Optional[str]:
+    """The stable key a task's owner is stored and compared as: ``issuer subject`` for a
+    verified token's :class:`~minimcp.server.auth.protection.Principal` (so a refreshed token of
+    the same user is the same owner, on any worker), else ``str(principal)``; None for none."""
+    if principal is None:
+        return None
+    subject = getattr(principal, "subject", None)
+    if isinstance(subject, str):
+        return f"{getattr(principal, 'issuer', None) or ''} {subject}"
+    return str(principal)
 
 
 class TaskStore:
     """The interface a task store implements: save, load, delete records by task id.
 
     ``save`` must be durable when it returns: the server answers the
-    ``CreateTaskResult`` only after it (extension: "durably created").
+    ``CreateTaskResult`` only after it (extension: "durably created"). It never
+    replaces a record that has ended: a task cancelled on one worker stays
+    cancelled when the worker running it finishes (extension: "Task Status":
+    terminal statuses do not change).
     """
 
-    def save(self, record: TaskRecord) -> None:
-        """Create or replace ``record``."""
+    #: True when other processes see the same records (a backend shared by several workers).
+    shared: bool = False
+
+    def save(self, record: TaskRecord) -> Optional[TaskRecord]:
+        """Create or replace ``record``, unless the stored one has ended: then keep it and return it."""
         raise NotImplementedError
 
     def load(self, task_id: str) -> Optional[TaskRecord]:
@@ -123,11 +161,16 @@ class MemoryTaskStore(TaskStore):
     def __len__(self) -> int:
         return len(self._records)
 
-    def save(self, record: TaskRecord) -> None:
-        """Keep ``record``, dropping expired records and, when full, the oldest ended ones."""
+    def save(self, record: TaskRecord) -> Optional[TaskRecord]:
+        """Keep ``record`` (unless the stored one has ended: that one is returned), dropping
+        expired records and, when full, the oldest ended ones."""
         with self._lock:
+            kept = self._records.get(record.task_id)
+            if kept is not None and kept is not record and kept.terminal:
+                return kept
             self._records[record.task_id] = record
             self._purge()
+        return None
 
     def load(self, task_id: str) -> Optional[TaskRecord]:
         """The record of ``task_id``, or None if unknown or expired."""
