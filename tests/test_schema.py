@@ -547,6 +547,8 @@ def test_validate_path_with_a_colon_in_a_key():
     (1, True, True),
     (1, False, False),
     (1, {}, True),
+    ("tomorrow", {"type": "string", "format": "date-time"}, True),  # format is an annotation (2020-12 §7.2.1)
+    ("***", {"type": "string", "contentEncoding": "base64"}, True),  # so is contentEncoding (§8.3)
 ])
 def test_small_validator_agrees_with_jsonschema(value, schema, ok):
     """The small validator and jsonschema (2020-12) give the same verdict on generated keywords."""
@@ -676,6 +678,8 @@ def test_parse_docstring(doc, expected):
     (True, True),
     ({"type": "integer", "minimum": 1}, False),
     ({"type": "object", "properties": {"name": {"type": "string", "pattern": "^[a-z]+$"}}}, False),
+    ({"type": "string", "format": "date-time"}, True),  # format and contentEncoding: annotations only
+    ({"type": "string", "contentEncoding": "base64"}, True),
     ({"type": "array", "items": {"type": "string", "maxLength": 3}}, False),
     ({"anyOf": [{"type": "integer"}, {"$ref": "#/$defs/x"}]}, False),
     ({"$schema": "https://json-schema.org/draft/2020-12/schema"}, False),

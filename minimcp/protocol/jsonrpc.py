@@ -4,7 +4,9 @@ This module does no I/O and knows nothing of MCP methods. A transport hands
 ``parse()`` the bytes of one message (one stdio line, one HTTP body, one
 WebSocket frame) and gets back a message object; ``encode()`` turns a message
 object back into the bytes of one line (every transport sends what it makes,
-so all deliver the same; ``dumps()`` gives the same as text).
+so all deliver the same; ``dumps()`` gives the same as text). Objects ``json``
+does not know (a ``datetime``, a ``UUID``, ``bytes`` ...) go out as
+``json_form()`` writes them.
 
 Bad input never raises: ``parse()`` returns a :class:`Malformed` that carries
 the JSON-RPC error to send back (``-32700`` for text that is not JSON,
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import json
 import json.encoder
+import sys
 
 # Standard JSON-RPC error codes (JSON-RPC 2.0 §5.1), used by every MCP version.
 PARSE_ERROR = -32700
@@ -260,10 +263,55 @@ def from_dict(obj: Dict[str, Any]) -> Union[Message, Malformed]:
     return Malformed(INVALID_REQUEST, "Invalid Request: not a request, notification or response", msg_id)
 
 
+#: (module, class) of the values sent as their ``str()``; looked up in ``sys.modules``, since a
+#: value of a class can only exist once its module is loaded (so none is imported here).
+_AS_STR = (("uuid", "UUID"), ("decimal", "Decimal"), ("pathlib", "PurePath"))
+
+
+def json_form(value: Any) -> Any:
+    """The JSON value of an object ``json`` cannot encode itself: the ``default=`` of
+    :func:`encode`, and what a tool's structured result makes of the same objects.
+
+    ``datetime``, ``date`` and ``time`` become ISO 8601 text (``isoformat()``: the JSON Schema
+    formats ``date-time``, ``date`` and ``time``, RFC 3339 §5.6); ``UUID``, ``Decimal`` (its exact
+    digits) and ``pathlib`` paths their ``str()``; ``bytes`` base64 text (RFC 4648 §4, as MCP
+    sends every binary value); a dataclass instance an object of its fields; an ``Enum``
+    member its value; a ``set`` a list. ``json`` calls it again for what it returns.
+
+    Raises:
+        TypeError: ``value`` has no JSON form (the message names its type and what has one).
+        ValueError: a ``Decimal`` NaN or infinity (JSON numbers are finite, RFC 8259 §6).
+    """
+    if isinstance(value, (bytes, bytearray)):
+        import base64  # (late: only binary values need it)
+
+        return base64.b64encode(value).decode("ascii")
+    datetime = sys.modules.get("datetime")
+    if datetime is not None and isinstance(value, (datetime.date, datetime.time)):  # (a datetime is a date)
+        return value.isoformat()
+    for module, name in _AS_STR:
+        cls = getattr(sys.modules.get(module), name, None)
+        if cls is not None and isinstance(value, cls):
+            if module == "decimal" and not value.is_finite():
+                raise ValueError(f"{value!r} has no JSON form: JSON numbers are finite")
+            return str(value)
+    kind = type(value)
+    if hasattr(kind, "__dataclass_fields__"):  # (an instance: a dataclass itself is a type, of type type)
+        return {name: getattr(value, name) for name in kind.__dataclass_fields__}
+    if hasattr(kind, "__members__") and hasattr(value, "value"):  # an Enum member
+        return value.value
+    if isinstance(value, (set, frozenset)):
+        return list(value)
+    raise TypeError(f"Object of type {kind.__name__} is not JSON serializable: JSON carries str, int, float, "
+                    f"bool, None, lists and dicts, and minimcp also sends dataclasses, Enums, sets, tuples, "
+                    f"datetime, date, time, UUID, Decimal, paths and bytes; convert it to one of those")
+
+
 # One encoder, made once: compact separators (no spaces, and never a raw
 # newline: spec basic/transports "messages MUST NOT contain embedded
 # newlines"), non-ASCII kept as is, NaN/Infinity refused (they are not JSON).
-_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+# json_form() is called only for an object json cannot encode: no cost to any other message.
+_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=json_form)
 _encode_ascii = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 # The C encoder that _encoder.encode() makes for every message, made once (None without the
 # accelerator; not in the stubs): two Python frames and an encoder object less a message (a
@@ -279,9 +327,12 @@ def encode(message: Union[Message, List[Message], Dict[str, Any]]) -> bytes:
     """Serialise a message (or a batch, or an already-built dict) to one line of UTF-8 JSON, with
     no trailing newline.
 
+    Objects ``json`` does not know go out in their JSON form (:func:`json_form`): a
+    ``datetime`` argument as ISO 8601 text, ``bytes`` as base64.
+
     Raises:
         ValueError: the message holds a value JSON cannot carry (NaN, infinity), or is circular.
-        TypeError: the message holds an object that is not JSON-serialisable.
+        TypeError: the message holds an object that has no JSON form.
     """
     if isinstance(message, list):
         obj: Any = [m.to_dict() for m in message]

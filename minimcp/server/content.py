@@ -12,6 +12,11 @@ return value           tool result
 ``dict``, dataclass    ``structuredContent`` plus its JSON as a text block
 list, number, bool     with an output schema: ``structuredContent`` as
                        ``{"result": value}`` plus JSON text; else JSON text
+datetime, date, time,  their text (ISO 8601 for the first three; the
+UUID, Decimal, Path    UUID; the exact digits; the path): as a ``str``
+                       is, or ``{"result": text}`` with an output schema;
+                       inside data too
+``bytes`` inside data  base64 text (alone, see ``Image`` below)
 ``Image`` / ``Audio``  an image / audio block (``bytes`` of a known image
                        format become an image block)
 a list of blocks       passed through (dicts with a ``type``, helpers, and
@@ -32,6 +37,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing 
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
     from typing import Any, Dict, List, Optional, Union
 
+from ..protocol.jsonrpc import json_form
 from ..protocol.versions import knows, knows_all
 
 
@@ -279,7 +285,15 @@ def to_json_text(value: Any) -> str:
 
 
 def jsonable(value: Any) -> Any:
-    """Turn dataclasses, Enums, tuples and sets, at any depth, into plain JSON values."""
+    """Turn a value into plain JSON values, at any depth: dataclasses into objects, Enum
+    members into their values, tuples and sets into lists, and datetimes, UUIDs, Decimals,
+    paths and bytes into the strings :func:`~minimcp.protocol.jsonrpc.json_form` gives
+    (the forms the JSON Schema of their type hint declares: :mod:`minimcp.server.schema`).
+
+    Raises:
+        TypeError: an object has no JSON form (a socket, say): it is never dropped unsaid.
+        ValueError: a ``Decimal`` NaN or infinity.
+    """
     kind = type(value)
     if kind in (str, int, float, bool) or value is None:
         return value
@@ -287,13 +301,13 @@ def jsonable(value: Any) -> Any:
         return {k: jsonable(v) for k, v in value.items()}
     if kind in (list, tuple, set, frozenset):
         return [jsonable(v) for v in value]
-    if hasattr(value, "__dataclass_fields__") and not isinstance(value, type):
-        return {name: jsonable(getattr(value, name)) for name in value.__dataclass_fields__}
-    if hasattr(kind, "__members__") and hasattr(value, "value"):  # an Enum member
-        return jsonable(value.value)
     if isinstance(value, dict):  # TypedDict instances are dicts; so are OrderedDicts
         return {k: jsonable(v) for k, v in value.items()}
-    return value  # let json.dumps say what it cannot encode
+    if isinstance(value, (list, tuple)):  # a NamedTuple, a list subclass: arrays, as json writes them
+        return [jsonable(v) for v in value]
+    if isinstance(value, (str, int, float)) and not hasattr(kind, "__members__"):  # a str subclass (no Enum)
+        return value  # (json writes it as its base type)
+    return jsonable(json_form(value))  # a dataclass, an Enum member, a datetime ...: their JSON form
 
 
 def tool_result(value: Any, output_schema: Optional[Dict[str, Any]] = None, wrap: bool = False) -> Dict[str, Any]:

@@ -2,7 +2,8 @@
 
 spec server/prompts. The function's parameters are the prompt's
 arguments (strings on the wire; converted to an annotated ``int``,
-``float`` or ``bool``), required unless they have a default. It may return:
+``float``, ``bool``, ``datetime``, ``UUID`` ...: ``resources.text_reader``),
+required unless they have a default. It may return:
 
 - a ``str``: one user message;
 - a list of ``str``, content helpers (``Image``...), ``Message`` objects or
@@ -20,7 +21,7 @@ from ..protocol.versions import strip
 from .content import Message, block_for_version
 from .coroutines import finish
 from .docstrings import parse_docstring
-from .resources import _CONVERT
+from .resources import text_reader
 from .schema import is_context, type_hints
 
 
@@ -43,7 +44,7 @@ class ServerPrompt:
         doc, param_docs = parse_docstring(fn.__doc__)
         self.context_param: Optional[str] = None
         self.arguments: List[Dict[str, Any]] = []
-        self._converters: Dict[str, Callable[..., Any]] = {}
+        self._converters: Dict[str, Tuple[Callable[..., Any], str]] = {}
         for arg in names:
             hint = hints.get(arg, str)
             if arg == "ctx" or is_context(hint, (RequestContext,)):
@@ -60,7 +61,7 @@ class ServerPrompt:
                 entry["description"] = param_docs[arg]
             entry["required"] = arg not in defaults
             self.arguments.append(entry)
-            self._converters[arg] = _CONVERT.get(base, str)
+            self._converters[arg] = text_reader(base)
         definition: Dict[str, Any] = {"name": self.name}
         if title:
             definition["title"] = title
@@ -95,11 +96,12 @@ class ServerPrompt:
             raise RPCError(INVALID_PARAMS, f"Prompt {self.name!r} is missing required argument(s) {missing}")
         kwargs: Dict[str, Any] = {}
         for name, value in arguments.items():
+            convert, what = self._converters[name]
             try:
-                kwargs[name] = self._converters[name](value) if isinstance(value, str) else value
-            except ValueError:
-                raise RPCError(INVALID_PARAMS, f"Prompt {self.name!r}: argument {name!r}={value!r} is not "
-                                               f"{self._converters[name].__name__.strip('_')}") from None
+                kwargs[name] = convert(value) if isinstance(value, str) else value
+            except (ValueError, ArithmeticError):  # (decimal.InvalidOperation is an ArithmeticError)
+                raise RPCError(INVALID_PARAMS,
+                               f"Prompt {self.name!r}: argument {name!r}={value!r} is not {what}") from None
         if self.context_param:
             kwargs[self.context_param] = ctx
         value = finish(self.fn(**kwargs), ctx)

@@ -5,7 +5,7 @@ spec server/resources. A function registered with a fixed URI
 RFC 6570 template (``users://{id}/profile``) is listed by
 ``resources/templates/list`` and answers every URI that matches, its
 variables bound to the function's parameters (converted to the annotated
-``int``/``float``/``bool``).
+``int``/``float``/``bool``, or ``datetime``, ``UUID`` ...: :func:`text_reader`).
 
 A function that raises ``LookupError`` (``KeyError``, ``IndexError``) is
 saying "no such resource", as is a URI nothing matches: the client gets
@@ -35,7 +35,7 @@ from ..protocol.versions import knows, strip
 from .content import resource_contents
 from .coroutines import finish
 from .docstrings import _lazy_re
-from .schema import is_context, type_hints
+from .schema import is_context, text_form, type_hints
 
 _VARIABLE = _lazy_re(r"\{(\+?)([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -50,6 +50,20 @@ def _parse_bool(text: str) -> bool:
 
 
 _CONVERT: Dict[Any, Callable[[str], Any]] = {int: int, float: float, bool: _parse_bool, str: str}
+_WHAT = {int: "an integer", float: "a number", bool: "a boolean (true or false)", str: "text"}
+
+
+def text_reader(hint: Any) -> Tuple[Callable[[str], Any], str]:
+    """How a string from the wire (a URI template's variable, a prompt's argument) becomes
+    the type its parameter is annotated with, and what that type is, for an error: ``int``,
+    ``float``, ``bool``, and the types a tool reads from text too (``datetime``, ``date``,
+    ``time``, ``UUID``, ``Decimal``, a path, base64 ``bytes``: ``schema.text_form``). Any
+    other hint leaves the string as it came. The function raises ``ValueError`` or
+    ``ArithmeticError`` for text that is not of the type."""
+    if hint in _CONVERT:
+        return _CONVERT[hint], _WHAT[hint]
+    form = text_form(hint)
+    return (form[1], form[2]) if form is not None else (str, "text")
 
 
 class ServerResource:
@@ -85,7 +99,7 @@ class ServerResource:
         missing = [v for v in self.variables if v not in params]
         if missing:
             raise TypeError(f"{fn.__qualname__} has no parameter for template variable(s) {missing} of {uri!r}")
-        self._converters = {v: _CONVERT.get(hints.get(v, str), str) for v in self.variables}
+        self._converters = {v: text_reader(hints.get(v, str)) for v in self.variables}
         self._pattern = re.compile(self._regex(uri)) if self.is_template else None
         if description is None and fn.__doc__:
             description = fn.__doc__.strip().split("\n\n")[0].strip()
@@ -134,11 +148,12 @@ class ServerResource:
         """
         kwargs: Dict[str, Any] = {}
         for name, text in variables.items():
+            convert, what = self._converters[name]
             try:
-                kwargs[name] = self._converters[name](text)
-            except ValueError:
-                raise RPCError(INVALID_PARAMS, f"Invalid resource URI {uri!r}: {name}={text!r} is not "
-                                       f"{self._converters[name].__name__.strip('_')}") from None
+                kwargs[name] = convert(text)
+            except (ValueError, ArithmeticError):  # (decimal.InvalidOperation is an ArithmeticError)
+                raise RPCError(INVALID_PARAMS, f"Invalid resource URI {uri!r}: {name}={text!r} is not {what}") \
+                    from None
         if self.context_param:
             kwargs[self.context_param] = ctx
         try:

@@ -5,14 +5,17 @@
 - ``input_schema``: one property per parameter, from its type hint
   (``str int float bool``, ``list[...]``, ``dict[str, ...]``, ``Optional``,
   ``Literal``, ``Enum``, ``Annotated[T, "description"]``, dataclasses,
-  TypedDicts), its default, and its ``Args:`` line in the docstring;
+  TypedDicts, and the types JSON carries as strings: ``datetime``, ``date``,
+  ``time``, ``UUID``, ``Decimal``, ``Path``, ``bytes``), its default, and its
+  ``Args:`` line in the docstring;
 - ``output_schema``: from the return annotation, when the result is data;
 - ``description``: the docstring's text before its first section
   (:mod:`minimcp.server.docstrings`);
 
 and then, per call, checks the arguments (:mod:`minimcp.server.validation`)
 and converts them to what the hints ask for (``bind``: 3.0 -> 3, strings ->
-Enum members, objects -> dataclasses).
+Enum members, objects -> dataclasses, ISO 8601 text -> datetimes, base64 ->
+bytes); a string that does not read as its type is refused, named.
 
 Schemas are JSON Schema 2020-12, the default dialect of MCP (spec
 2025-11-25 basic "JSON Schema usage"). The same function gives the same
@@ -29,7 +32,7 @@ import sys
 import types
 
 from .docstrings import _lazy_re, parse_docstring  # noqa: F401 (_lazy_re: re-exported for resources.py)
-from .validation import fast_types, is_simple, jsonschema_validate, validate
+from .validation import describe, fast_types, is_simple, jsonschema_validate, validate
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:
@@ -183,14 +186,110 @@ def type_schema(tp: Any) -> Dict[str, Any]:
         if args and args[1] is not typing.Any:
             return {"type": "object", "additionalProperties": type_schema(args[1])}
         return {"type": "object"}
+    as_text = text_form(tp)
+    if as_text is not None:
+        return as_text[0]
     if _is_dataclass(tp):
         return _object_schema(tp, _dataclass_fields(tp))
     if _is_typeddict(tp):
         hints = field_hints(tp)
         required = tp.__required_keys__
         return _object_schema(tp, [(name, hint, name in required, None) for name, hint in hints.items()])
-    raise TypeError(f"no JSON Schema for type {tp!r}; use str, int, float, bool, list, dict, "
-                    f"Literal, Enum, a dataclass or a TypedDict")
+    raise TypeError(f"no JSON Schema for type {tp!r}; use str, int, float, bool, list, dict, Literal, Enum, "
+                    f"datetime, date, time, UUID, Decimal, Path, bytes, a dataclass or a TypedDict")
+
+
+# -- the types JSON carries as text ---------------------------------------------------------
+#
+# Each has the JSON Schema the official SDK (pydantic) gives it, so a model reads the same
+# tools from both: "format" names the form (JSON Schema 2020-12 validation §7.3: date-time,
+# date and time are RFC 3339's, uuid RFC 4122's; "path" is pydantic's own), and a Decimal is
+# a number or a string of its digits (an anyOf, as pydantic's: a string keeps every digit, a
+# number may not). bytes alone differ: pydantic declares UTF-8 text ("format":
+# "binary"), which most bytes are not; here they are base64, as MCP sends every binary
+# value, declared with 2020-12's own keyword (validation §8.3: contentEncoding). What a tool
+# returns of these types goes out as jsonrpc.json_form() writes it, which reads back here.
+
+
+def _fromisoformat(cls: Any) -> Callable[[str], Any]:
+    """``cls.fromisoformat``, taking all that RFC 3339 §5.6 allows on every Python: a lower-case
+    ``t`` and ``z``, and on 3.9 and 3.10 a ``Z`` offset and a fraction of a second of any
+    length (their fromisoformat() takes neither; 3.11 does)."""
+    def parse(text: str) -> Any:
+        text = text.upper()  # (ISO 8601's only letters are T, Z and W)
+        if sys.version_info < (3, 11):
+            if text.endswith("Z"):
+                text = text[:-1] + "+00:00"
+            point = text.find(".")
+            if point != -1:  # .5 or .1234567: fromisoformat() before 3.11 takes 3 or 6 digits only
+                end = point + 1
+                while end < len(text) and text[end].isdigit():
+                    end += 1
+                text = text[:point + 1] + text[point + 1:end].ljust(6, "0")[:6] + text[end:]
+        return cls.fromisoformat(text)
+    return parse
+
+
+def _from_base64(text: str) -> bytes:
+    import base64  # (late: only a bytes argument needs it)
+
+    # RFC 4648 §4, or its URL-safe alphabet (§5); validate=True: other characters are refused
+    return base64.b64decode(text.replace("-", "+").replace("_", "/"), validate=True)
+
+
+def _decimal(cls: Any) -> Callable[[Any], Any]:
+    """A JSON number or a decimal string into ``cls``; a float through its shortest text
+    (0.1 is Decimal("0.1"), not the binary fraction nearest to it)."""
+    def parse(value: Any) -> Any:
+        number = cls(repr(value) if type(value) is float else value)
+        if not number.is_finite():  # "NaN", "Infinity": no JSON number is either (RFC 8259 §6)
+            raise ValueError(value)
+        return number
+    return parse
+
+
+#: (module, class, the JSON Schema, what to make of it, what an error says is expected).
+#: A class is looked up in ``sys.modules``: a hint can only name it once its module is
+#: loaded, so a server that uses none of them imports none of them.
+#: (datetime comes before date: a datetime is a date.)
+_TEXT_FORMS: Tuple[Tuple[str, str, Dict[str, Any], Callable[[Any], Callable[[Any], Any]], str], ...] = (
+    ("datetime", "datetime", {"type": "string", "format": "date-time"}, _fromisoformat,
+     'a date-time (ISO 8601, like "2024-05-01T09:30:00+02:00" or "2024-05-01T07:30:00Z")'),
+    ("datetime", "date", {"type": "string", "format": "date"}, _fromisoformat,
+     'a date (ISO 8601, like "2024-05-01")'),
+    ("datetime", "time", {"type": "string", "format": "time"}, _fromisoformat,
+     'a time (ISO 8601, like "09:30:00")'),
+    ("uuid", "UUID", {"type": "string", "format": "uuid"}, lambda cls: cls,
+     'a UUID (like "123e4567-e89b-12d3-a456-426614174000")'),
+    ("decimal", "Decimal", {"anyOf": [{"type": "number"}, {"type": "string"}]}, _decimal,
+     'a decimal number (a JSON number, or a string like "-12.50")'),
+    ("pathlib", "PurePath", {"type": "string", "format": "path"}, lambda cls: cls, "a path"),
+    ("builtins", "bytes", {"type": "string", "contentEncoding": "base64"}, lambda cls: _from_base64,
+     'base64 text (RFC 4648, like "aGVsbG8=")'),
+)
+
+
+def text_form(tp: Any) -> Optional[Tuple[Dict[str, Any], Callable[[Any], Any], str]]:
+    """For a type JSON carries as text (``datetime``, ``date``, ``time``, ``UUID``,
+    ``Decimal``, a ``pathlib`` path, ``bytes``, or a subclass): its JSON Schema (a fresh
+    copy: callers add to it), the function that makes one from its JSON form (raising
+    ``ValueError``, ``TypeError`` or ``ArithmeticError`` for a value that is none), and
+    what an error says is expected. None for any other type."""
+    if not isinstance(tp, type) or tp in _SIMPLE_TYPES or issubclass(tp, enum.Enum):
+        return None
+    for module, name, schema, maker, expected in _TEXT_FORMS:
+        cls = getattr(sys.modules.get(module), name, None)
+        if cls is not None and issubclass(tp, cls):
+            return _copy(schema), maker(tp), expected
+    return None
+
+
+def _copy(schema: Any) -> Any:
+    if type(schema) is dict:
+        return {key: _copy(value) for key, value in schema.items()}
+    if type(schema) is list:
+        return [_copy(value) for value in schema]
+    return schema
 
 
 _MISSING = object()
@@ -251,12 +350,55 @@ def _is_json_value(value: Any) -> bool:
 # -- binding arguments --------------------------------------------------------------
 
 
+class ArgumentError(ValueError):
+    """An argument that does not read as its parameter's type: a ``datetime`` argument that
+    is no ISO 8601 text, say. Its message names the argument (``argument 'when'``, or a place
+    inside it: ``'stops[2].at'``), the form expected and the value given; a tool answers it
+    as bad arguments (:meth:`FunctionSchema.bind`)."""
+
+
+class _Unfit(ValueError):
+    """What a converter raises for a value that does not read as its type; ``place`` is
+    where below the argument, filled in on the way up through lists, tuples and objects."""
+
+    def __init__(self, expected: str, value: Any) -> None:
+        super().__init__(expected)
+        self.expected = expected
+        self.value = value
+        self.place = ""
+
+
+def _at(place: Any, convert: Callable[[Any], Any], value: Any) -> Any:
+    """``convert(value)``, an unfit value's place prefixed with ``place`` (an index or a key)."""
+    try:
+        return convert(value)
+    except _Unfit as exc:
+        exc.place = (f"[{place}]" if type(place) is int else f".{place}") + exc.place
+        raise
+
+
+def _reading(make: Callable[[Any], Any], expected: str) -> Callable[[Any], Any]:
+    """A converter that makes a text form's type, or says what was expected."""
+    def convert(value: Any) -> Any:
+        try:
+            return make(value)
+        except (ValueError, TypeError, ArithmeticError):  # (decimal.InvalidOperation is an ArithmeticError)
+            raise _Unfit(expected, value) from None
+    return convert
+
+
 def _converter(tp: Any) -> Optional[Callable[[Any], Any]]:
-    """A function turning JSON into the Python type ``tp`` asks for, or None if JSON already is."""
+    """A function turning JSON into the Python type ``tp`` asks for, or None if JSON already is.
+
+    It raises :class:`_Unfit` for a value the validator let through that still does not read
+    as its type (a string that is no date, say)."""
     if tp is int:
         return lambda v: int(v) if type(v) is float else v
     if tp is str or tp is float or tp is bool:  # (JSON already is: no typing needed)
         return None
+    as_text = text_form(tp)
+    if as_text is not None:
+        return _reading(as_text[1], as_text[2])
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if origin is typing.Annotated:
@@ -270,7 +412,7 @@ def _converter(tp: Any) -> Optional[Callable[[Any], Any]]:
         pairs = [(name, _converter(hint)) for name, hint in hints.items()]
         fields = [(name, convert) for name, convert in pairs if convert is not None]
         make = tp if _is_dataclass(tp) else dict
-        return lambda v: make(**{**v, **{n: c(v[n]) for n, c in fields if n in v}})
+        return lambda v: make(**{**v, **{n: _at(n, c, v[n]) for n, c in fields if n in v}})
     if origin in _UNION_TYPES:
         options = [(a, _converter(a)) for a in args if a is not _NoneType]
         if len(options) == 1 and options[0][1] is not None:
@@ -279,19 +421,19 @@ def _converter(tp: Any) -> Optional[Callable[[Any], Any]]:
         return None
     if origin is tuple and args and args[-1] is not Ellipsis:  # tuple[A, B]: one converter per place
         places = [_converter(a) for a in args]
-        return lambda v: tuple(c(x) if c else x for c, x in zip(places, v))
+        return lambda v: tuple(_at(i, c, x) if c else x for i, (c, x) in enumerate(zip(places, v)))
     if origin in (list, set, frozenset, tuple) and args:
         inner = _converter(args[0])
         make = origin
         if inner is None:
             return None if origin is list else make
-        return lambda v: make(inner(x) for x in v)
+        return lambda v: make(_at(i, inner, x) for i, x in enumerate(v))
     if origin in (set, frozenset, tuple) or tp in (set, frozenset, tuple):
         made: Callable[[Any], Any] = origin or tp
         return made
     if origin is dict and len(args) == 2:
         of_value = _converter(args[1])
-        return (lambda v: {k: of_value(x) for k, x in v.items()}) if of_value else None
+        return (lambda v: {k: _at(k, of_value, x) for k, x in v.items()}) if of_value else None
     return None
 
 
@@ -407,13 +549,24 @@ class FunctionSchema:
         return problem
 
     def bind(self, arguments: Dict[str, Any]) -> Dict[str, Any]:
-        """Turn validated JSON arguments into keyword arguments for the function."""
+        """Turn validated JSON arguments into keyword arguments for the function.
+
+        Raises:
+            ArgumentError: an argument does not read as its type (``datetime``, ``date``,
+                ``time``, ``UUID``, ``Decimal`` and ``bytes`` are read from text here, after
+                :meth:`validate`, which checks JSON types only); the message says which
+                argument and what form was expected.
+        """
         if not self._converters:
             return arguments
         kwargs = dict(arguments)
         for name, convert in self._converters:
             if name in kwargs:
-                kwargs[name] = convert(kwargs[name])
+                try:
+                    kwargs[name] = convert(kwargs[name])
+                except _Unfit as exc:
+                    raise ArgumentError(f"argument {name + exc.place!r}: expected {exc.expected}, "
+                                        f"got {describe(exc.value)}") from None
         return kwargs
 
 
@@ -442,11 +595,12 @@ def _output_schema(hint: Any) -> Tuple[Optional[Dict[str, Any]], bool]:
     """The outputSchema for a return annotation, and whether results get wrapped as ``{"result": ...}``.
 
     ``str`` (and no annotation) means plain text: no outputSchema, so the text
-    is not sent twice. Objects (dict, dataclass, TypedDict) are the structured
-    content itself; anything else (lists, numbers) is wrapped, because
+    is not sent twice; ``bytes`` alone are an image or audio block (content.py),
+    not data. Objects (dict, dataclass, TypedDict) are the structured
+    content itself; anything else (lists, numbers, datetimes) is wrapped, because
     ``structuredContent`` must be an object (spec 2025-06-18 server/tools).
     """
-    if hint is str or hint is None or hint is _NoneType:  # (no annotation: None)
+    if hint is str or hint is None or hint is _NoneType or hint is bytes:  # (no annotation: None)
         return None, False
     if type(hint) is not type:  # (a class is neither: no typing needed for it)
         if typing.get_origin(hint) is typing.Annotated:

@@ -31,7 +31,7 @@ from ..protocol.stateless import InputRequired
 from ..protocol.versions import PROTOCOL_VERSION, knows, strip
 from .content import error_result, result_for_version, tool_result
 from .coroutines import finish, is_async
-from .schema import FunctionSchema
+from .schema import ArgumentError, FunctionSchema
 from .validation import is_simple, jsonschema_validate, validate
 
 log: Logger = get_logger(__name__)
@@ -122,7 +122,10 @@ class ServerTool:
         if self._as_given:
             kwargs = arguments
         else:
-            kwargs = arguments if self._custom_input or not self.schema.converts else self.schema.bind(arguments)
+            try:
+                kwargs = arguments if self._custom_input or not self.schema.converts else self.schema.bind(arguments)
+            except ArgumentError as exc:  # a string that is no date, UUID, base64 ...: bad arguments too
+                return error_result(f"Invalid arguments for tool {self.name!r}: {exc}")
             if self.schema.context_param:
                 kwargs = dict(kwargs)
                 kwargs[self.schema.context_param] = ctx

@@ -19,7 +19,10 @@ if TYPE_CHECKING:  # annotations only: a stdio server starts without importing t
     from typing import Any, Dict, List, Optional, Tuple
 
 _KNOWN_KEYWORDS = {"type", "enum", "properties", "required", "additionalProperties", "items", "anyOf",
-                   "description", "default", "title", "prefixItems", "minItems", "maxItems"}
+                   "description", "default", "title", "prefixItems", "minItems", "maxItems",
+                   # annotations only (JSON Schema 2020-12 validation §7.2, §8.3): jsonschema ignores
+                   # them too; schema.py's converters check the forms a function's types ask for
+                   "format", "contentEncoding"}
 
 
 def is_simple(schema: Any) -> bool:
@@ -61,7 +64,9 @@ _JSON_NAMES = {str: "string", int: "integer", float: "number", bool: "boolean", 
                list: "array", type(None): "null"}
 
 
-def _describe(value: Any) -> str:
+def describe(value: Any) -> str:
+    """A JSON value for an error message: its JSON type and its text, cut at 60 characters
+    (``string "tomorrow"``, ``integer 3``)."""
     text = json.dumps(value, ensure_ascii=False, default=repr)
     if len(text) > 60:
         text = text[:57] + "..."
@@ -82,17 +87,17 @@ def validate(value: Any, schema: Any, where: str = "value") -> Optional[str]:
     if kind is not None:
         kinds = kind if type(kind) is list else (kind,)
         if not any(_type_ok(value, k) for k in kinds):
-            return f"{where}: expected {' or '.join(kinds)}, got {_describe(value)}"
+            return f"{where}: expected {' or '.join(kinds)}, got {describe(value)}"
     enum_values = schema.get("enum")
     if enum_values is not None and not any(value == v and type(value) is type(v) or
                                            (value == v and {type(value), type(v)} <= {int, float})
                                            for v in enum_values):
-        return f"{where}: {_describe(value)} is not one of {json.dumps(enum_values, ensure_ascii=False)}"
+        return f"{where}: {describe(value)} is not one of {json.dumps(enum_values, ensure_ascii=False)}"
     any_of = schema.get("anyOf")
     if any_of is not None:
         problems = [validate(value, option, where) for option in any_of]
         if all(problems):
-            return problems[0] if len(any_of) == 1 else f"{where}: {_describe(value)} fits none of the allowed types"
+            return problems[0] if len(any_of) == 1 else f"{where}: {describe(value)} fits none of the allowed types"
     if type(value) is dict:
         return _validate_object(value, schema, where)
     if type(value) is list:
