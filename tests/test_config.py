@@ -26,6 +26,8 @@ def home(tmp_path, monkeypatch):
     monkeypatch.setenv("USERPROFILE", str(path))
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     monkeypatch.delenv("APPDATA", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.delenv("COPILOT_HOME", raising=False)
     return path
 
 
@@ -95,6 +97,77 @@ def test_vscode_format_is_jsonc_and_knows_workspace_folder(project):
                                     "cwd": str(project)}
     assert find_server("remote") == {"url": "https://x.example/mcp", "headers": {"A": "b"},
                                      "transport": "http"}
+
+
+def test_copilot_windsurf_gemini_zed_and_codex_formats(project, home, monkeypatch):
+    """Each host's own words: Copilot's "local", Windsurf's serverUrl, Gemini CLI's httpUrl (its url is
+    HTTP+SSE) and $VAR, Zed's context_servers (and its older nested command), Codex's TOML tables."""
+    monkeypatch.setenv("MCP_TEST_TOKEN", "s3cret")
+    write(home / ".copilot" / "mcp-config.json", {"mcpServers": {
+        "copilot": {"type": "local", "command": "npx", "args": ["-y", "srv"], "tools": ["*"]}}})
+    write(home / ".codeium" / "windsurf" / "mcp_config.json", {"mcpServers": {
+        "windsurf": {"serverUrl": "https://w.example/mcp", "headers": {"A": "${env:MCP_TEST_TOKEN}"}}}})
+    write(home / ".gemini" / "settings.json", """{
+      // Gemini CLI settings take comments
+      "mcpServers": {
+        "gemini-http": {"httpUrl": "https://g.example/mcp", "headers": {"A": "$MCP_TEST_TOKEN"}},
+        "gemini-sse": {"url": "https://g.example/sse"},
+        "gemini-typed": {"type": "http", "url": "https://g.example/mcp"},
+        "gemini-stdio": {"command": "srv", "env": {"KEY": "$MCP_TEST_TOKEN", "BRACED": "${MCP_TEST_TOKEN}"}},
+      },
+    }""")
+    write(home / ".config" / "zed" / "settings.json", """// Zed settings
+    {
+      "context_servers": {
+        "zed": {"command": "zed-srv", "args": ["--stdio"], "env": {}}, // today's format
+        "zed-old": {"source": "custom", "command": {"path": "old-srv", "args": ["-v"], "env": {"K": "v"}}},
+        "zed-remote": {"url": "https://z.example/mcp", "headers": {"Authorization": "Bearer abc"}},
+        "zed-extension": {"source": "extension", "settings": {}},
+      },
+    }""")
+    write(home / ".codex" / "config.toml", """model = "o3"
+[mcp_servers.codex]
+command = "codex-srv"
+args = ["${NOT_EXPANDED}"]   # Codex expands no variable
+env = { KEY = "v" }
+cwd = "/srv"
+
+[mcp_servers.codex-remote]
+url = "https://c.example/mcp"
+bearer_token_env_var = "MCP_TEST_TOKEN"
+http_headers = { X-Team = "blue" }
+env_http_headers = { X-Key = "MCP_TEST_TOKEN" }
+""")
+    assert find_server("copilot") == {"command": ["npx", "-y", "srv"], "env": {}, "cwd": None}
+    assert find_server("windsurf") == {"url": "https://w.example/mcp", "headers": {"A": "s3cret"}, "transport": "http"}
+    assert find_server("gemini-http") == {"url": "https://g.example/mcp", "headers": {"A": "s3cret"},
+                                          "transport": "http"}
+    assert find_server("gemini-sse")["transport"] == "sse"
+    assert find_server("gemini-typed")["transport"] == "http"
+    assert find_server("gemini-stdio")["env"] == {"KEY": "s3cret", "BRACED": "s3cret"}
+    assert find_server("zed") == {"command": ["zed-srv", "--stdio"], "env": {}, "cwd": None}
+    assert find_server("zed-old") == {"command": ["old-srv", "-v"], "env": {"K": "v"}, "cwd": None}
+    assert find_server("zed-remote")["headers"] == {"Authorization": "Bearer abc"}
+    with pytest.raises(ConfigError, match="a Zed extension's server: minimcp cannot start it"):
+        find_server("zed-extension")
+    assert find_server("codex") == {"command": ["codex-srv", "${NOT_EXPANDED}"], "env": {"KEY": "v"}, "cwd": "/srv"}
+    assert find_server("codex-remote") == {"url": "https://c.example/mcp", "transport": "http", "headers": {
+        "X-Team": "blue", "X-Key": "s3cret", "Authorization": "Bearer s3cret"}}
+    listed = load_config(home / ".codex" / "config.toml")
+    assert listed["codex-remote"]["headers"]["Authorization"] == "Bearer ${MCP_TEST_TOKEN}"  # listing expands nothing
+
+
+def test_a_trailing_comma_before_a_comment_is_jsonc_too(project):
+    write(project / ".vscode" / "mcp.json", '{"servers": {"a": {"command": "x"}, // the last one\n}}')
+    assert find_server("a")["command"] == ["x"]
+
+
+def test_bad_toml_names_the_file(project):
+    path = write(project / ".codex" / "config.toml", "[mcp_servers.a\ncommand = 1\n")
+    with pytest.raises(ConfigError, match=r"config\.toml: not valid TOML"):
+        find_server("a")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(path)
 
 
 def test_vscode_env_file_is_read_and_env_wins(project):
@@ -238,15 +311,23 @@ def test_unknown_vscode_variables_are_refused(project):
 
 
 def test_default_search_order(project, home):
-    """Project files first (.mcp.json, .vscode, .cursor), then the user's (Claude Desktop, Cursor, Claude Code, VS Code)."""
+    """Project files first (.mcp.json, .vscode, .cursor, .gemini, .zed, .codex), then the user's (Claude
+    Desktop, Cursor, Claude Code, VS Code, Copilot, Windsurf, Gemini CLI, Zed, Codex)."""
     files = [(project / ".mcp.json", "mcpServers"), (project / ".vscode" / "mcp.json", "servers"),
-             (project / ".cursor" / "mcp.json", "mcpServers"),
+             (project / ".cursor" / "mcp.json", "mcpServers"), (project / ".gemini" / "settings.json", "mcpServers"),
+             (project / ".zed" / "settings.json", "context_servers"), (project / ".codex" / "config.toml", None),
              (home / ".config" / "Claude" / "claude_desktop_config.json", "mcpServers"),
              (home / ".cursor" / "mcp.json", "mcpServers"), (home / ".claude.json", "mcpServers"),
-             (home / ".config" / "Code" / "User" / "mcp.json", "servers")]
+             (home / ".config" / "Code" / "User" / "mcp.json", "servers"),
+             (home / ".copilot" / "mcp-config.json", "mcpServers"),
+             (home / ".codeium" / "windsurf" / "mcp_config.json", "mcpServers"),
+             (home / ".gemini" / "settings.json", "mcpServers"), (home / ".config" / "zed" / "settings.json",
+                                                                  "context_servers"),
+             (home / ".codex" / "config.toml", None)]
     assert config_paths() == [str(path) for path, _ in files]
     for index, (path, key) in enumerate(files):
-        write(path, {key: {"shared": {"command": f"from-{index}"}}})
+        write(path, {key: {"shared": {"command": f"from-{index}"}}} if key else
+              f'[mcp_servers.shared]\ncommand = "from-{index}"\n')
     for index, (path, _) in enumerate(files):
         assert find_server("shared")["command"] == [f"from-{index}"]
         path.unlink()

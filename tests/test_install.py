@@ -26,6 +26,8 @@ def home(tmp_path):
     project.mkdir()
     env = dict(os.environ, HOME=str(home), USERPROFILE=str(home), XDG_CONFIG_HOME=str(home / ".config"),
                APPDATA=str(home / "AppData" / "Roaming"))
+    for name in ("CODEX_HOME", "COPILOT_HOME"):
+        env.pop(name, None)
     return home, project, env
 
 
@@ -124,6 +126,50 @@ def test_install_refuses_what_cannot_work(home):
     out = minimcp_cli(["install", "claude-desktop", WEATHER, "--scope", "project"], env, project)
     assert out.returncode == 1 and "Claude Desktop has no 'project' config" in out.stderr
     assert not any(home.rglob("*.json"))
+
+
+def test_url_options_are_for_url_servers_and_env_for_started_ones(home):
+    home, project, env = home
+    out = minimcp_cli(["install", "cursor", WEATHER, "--token-env", "TOKEN"], env, project)
+    assert out.returncode == 2 and "--token-env is for a URL server" in out.stderr and "--env KEY=VALUE" in out.stderr
+    out = minimcp_cli(["install", "cursor", WEATHER, "-H", "X-A: b"], env, project)
+    assert out.returncode == 2 and "--header is for a URL server" in out.stderr
+    out = minimcp_cli(["install", "cursor", "https://x.example/mcp", "--env", "A=b"], env, project)
+    assert out.returncode == 2 and "--token-env VAR" in out.stderr
+    out = minimcp_cli(["install", "cursor", "https://x.example/mcp", "-H", "no colon"], env, project)
+    assert out.returncode == 2 and "expected --header 'Name: value'" in out.stderr
+    out = minimcp_cli(["install", "claude-desktop", "https://x.example/mcp", "--token-env", "T"], env, project)
+    assert out.returncode == 1 and "stdio servers only" in out.stderr
+    out = minimcp_cli(["install", "claude-code", "https://x.example/mcp", "--token-env", "T", "-H",
+                       "authorization: Bearer x"], env, project)
+    assert out.returncode == 1 and "give the token one way" in out.stderr
+    assert not any(home.rglob("*.json"))
+    out = minimcp_cli(["install", "claude-code", "https://x.example/mcp", "--name", "x", "--token-env", "X_TOKEN"],
+                      env, project)
+    assert out.returncode == 0, out.stderr
+    assert json.loads((project / ".mcp.json").read_text())["mcpServers"]["x"] == {
+        "type": "http", "url": "https://x.example/mcp", "headers": {"Authorization": "Bearer ${X_TOKEN}"}}
+
+
+def test_help_describes_every_option_and_groups_them_by_when_they_apply():
+    def help_of(command):
+        out = subprocess.run([PY, "-m", "minimcp", command, "--help"], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        return re.sub(r"\s+", " ", out.stdout)
+
+    run = help_of("run")
+    assert "--transport {stdio,http} stdio (the default): serve on stdin and stdout" in run
+    assert "http: serve Streamable HTTP at http://HOST:PORT/mcp" in run
+    assert "with --transport http: --host HOST" in run and "--port PORT the port" in run
+    install = help_of("install")
+    for title in ("Claude Desktop", "Claude Code", "Cursor", "VS Code", "GitHub Copilot", "Windsurf", "Gemini CLI",
+                  "Zed", "Codex"):
+        assert title in install
+    assert "a server the host starts (SERVER.py, or a command after --): --env KEY=VALUE" in install
+    assert "a URL server: -H 'NAME: VALUE', --header 'NAME: VALUE'" in install and "--token-env VAR" in install
+    assert "windsurf user;" in install and "codex user (default), project" in install
+    servers = help_of("servers")
+    assert "--json" in servers and "--env" not in servers and "--transport" not in servers
 
 
 # -- minimcp run ---------------------------------------------------------------------------------

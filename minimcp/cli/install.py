@@ -4,6 +4,7 @@
 
     minimcp install claude-code examples/weather_server.py --name weather
     minimcp install cursor --env API_KEY=xyz -- npx -y some-mcp-server
+    minimcp install codex https://mcp.example.com/mcp --name example --token-env EXAMPLE_TOKEN
     minimcp servers
     minimcp run examples/weather_server.py --transport http --port 8000
 
@@ -20,7 +21,7 @@ import os
 import sys
 from typing import Any, Dict, List, NoReturn, Sequence, Tuple
 
-from ..integrations.hosts import HOSTS, host, installed_servers, make_entry, plan_install
+from ..integrations.hosts import HOSTS, host, installed_servers, make_entry, plan_install, shadowing
 from .command_line import EXIT_OK, EXIT_USAGE, LOCAL_COMMANDS, UsageError
 from .output import _dump, _emit, show_logs
 
@@ -32,32 +33,53 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: {message} (see '{self.prog} --help')\n")
 
 
+def _scopes() -> str:
+    """Each host's scopes, its default first: ``claude-code project (default), user; ...``."""
+    return "; ".join(f"{name} " + ", ".join(scope + (" (default)" if i == 0 and len(h.scopes) > 1 else "")
+                                            for i, scope in enumerate(h.scopes)) for name, h in HOSTS.items())
+
+
 def _parser(name: str) -> argparse.ArgumentParser:
     parser = _Parser(prog=f"minimcp {name}", description=SUMMARIES[name][0].upper() + SUMMARIES[name][1:] + ".",
                      allow_abbrev=False)
     if name == "install":
+        hosts = [h.title for h in HOSTS.values()]
+        parser.description = f"Add a server to the config file of {', '.join(hosts[:-1])} or {hosts[-1]}."
         parser.usage = "minimcp install HOST [options] (SERVER.py | URL | -- COMMAND [ARG ...])"
         parser.add_argument("host", metavar="HOST", choices=list(HOSTS), help=" | ".join(HOSTS))
         parser.add_argument("server", metavar="SERVER.py|URL", nargs="?",
                             help="a Python file with a Server (run with this Python), or an http(s) URL")
         parser.add_argument("--name", help="the server's name in the config (default: the file's name)")
-        parser.add_argument("--env", metavar="KEY=VALUE", action="append", default=[],
-                            help="an environment variable for the server (repeatable)")
         parser.add_argument("--scope", choices=["project", "user"],
-                            help="project (the current directory) or user config (default: the host's usual: "
-                                 + ", ".join(f"{n} {next(iter(h.scopes))}" for n, h in HOSTS.items()) + ")")
-        parser.add_argument("--file", metavar="PATH", help="write this config file instead of the host's")
+                            help="project (the current directory) or user config; the hosts have: " + _scopes())
+        parser.add_argument("--file", metavar="PATH", help="write this config file (in the host's format) "
+                                                           "instead of the host's")
         parser.add_argument("--force", action="store_true", help="replace an entry of the same name")
         parser.add_argument("--dry-run", action="store_true", help="print the change; write nothing")
+        started = parser.add_argument_group("a server the host starts (SERVER.py, or a command after --)")
+        started.add_argument("--env", metavar="KEY=VALUE", action="append", default=[],
+                             help="an environment variable for the server (repeatable)")
+        remote = parser.add_argument_group("a URL server")
+        remote.add_argument("-H", "--header", metavar="'NAME: VALUE'", action="append", default=[],
+                            help="a header the host sends, written into the file as given (repeatable)")
+        remote.add_argument("--token-env", metavar="VAR",
+                            help="send 'Authorization: Bearer' with the token in the environment variable VAR, "
+                                 "read by the host when it connects (the token stays out of the file; Zed and "
+                                 "Claude Desktop cannot)")
     elif name == "servers":
         parser.add_argument("--json", action="store_true", help="print them as JSON, for scripts")
     else:
         parser.add_argument("file", metavar="SERVER.py[:NAME]",
                             help="the file; :NAME picks its Server when it has several")
-        parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
-        parser.add_argument("--host", default="127.0.0.1", help="HTTP: the address to bind (default 127.0.0.1)")
-        parser.add_argument("--port", type=int, default=8000, help="HTTP: the port (default 8000; 0 picks one)")
-        parser.add_argument("-q", "--quiet", action="store_true", help="HTTP: do not say where it serves")
+        parser.add_argument("--transport", choices=["stdio", "http"], default="stdio",
+                            help="stdio (the default): serve on stdin and stdout, as a host or "
+                                 "'minimcp call -- ...' starts it; http: serve Streamable HTTP at "
+                                 "http://HOST:PORT/mcp until Ctrl-C")
+        parser.add_argument("-q", "--quiet", action="store_true",
+                            help="show only errors on stderr (and, with http, not where it serves)")
+        http = parser.add_argument_group("with --transport http")
+        http.add_argument("--host", default="127.0.0.1", help="the address to bind (default 127.0.0.1)")
+        http.add_argument("--port", type=int, default=8000, help="the port (default 8000; 0 picks a free one)")
     # main()'s "unexpected error ... (--trace shows where)" names this flag for every command.
     parser.add_argument("--trace", action="store_true",
                         help="on an unexpected error, show the traceback" + (" (and the server's debug log)"
@@ -97,6 +119,16 @@ def _env(pairs: Sequence[str]) -> Dict[str, str]:
     return env
 
 
+def _headers(lines: Sequence[str]) -> Dict[str, str]:
+    headers = {}
+    for line in lines:
+        name, colon, value = line.partition(":")
+        if not colon or not name.strip():
+            raise UsageError(f"expected --header 'Name: value', got {line!r}")
+        headers[name.strip()] = value.strip()
+    return headers
+
+
 def cmd_install(args: argparse.Namespace) -> int:
     """``minimcp install``: add (or with --force replace) one server in a host's config file."""
     target = host(args.host)
@@ -123,8 +155,13 @@ def cmd_install(args: argparse.Namespace) -> int:
         raise UsageError(f"no server given: 'minimcp install {args.host} server.py', a URL, "
                          f"or a command after --")
     if url is not None and args.env:
-        raise UsageError("--env is for a server the host starts; a URL server has no environment here")
-    entry = make_entry(target, command=command, url=url, env=_env(args.env))
+        raise UsageError("--env is for a server the host starts; a URL server has no environment here "
+                         "(--header, or --token-env VAR for a token the host reads from its environment)")
+    if url is None and (args.header or args.token_env):
+        raise UsageError(f"{'--header' if args.header else '--token-env'} is for a URL server; a server the "
+                         f"host starts gets its secrets with --env KEY=VALUE")
+    entry = make_entry(target, command=command, url=url, env=_env(args.env), headers=_headers(args.header),
+                       token_env=args.token_env)
     name = args.name or default_name
     change = plan_install(target, name, entry, scope=args.scope, path=args.file, force=args.force)
     where = f"{change.path} ({target.title}{', ' + args.scope if args.scope else ''})"
@@ -147,12 +184,17 @@ def cmd_install(args: argparse.Namespace) -> int:
 
 
 def cmd_servers(args: argparse.Namespace) -> int:
-    """``minimcp servers``: every server in every host config file found, with its file."""
+    """``minimcp servers``: every server in every host config file found, with its file, in the order
+    connecting by name searches them; a name a file before defines differently is marked."""
+    installed = installed_servers()
+    shadowed = shadowing(installed)
     rows = []
-    for host_name, scope, path, servers in installed_servers():
+    for host_name, scope, path, servers in installed:
         for name, entry in servers.items():
             row: Dict[str, Any] = {"name": name, "host": host_name, "scope": scope, "file": path}
             row.update(entry)
+            if (path, name) in shadowed:
+                row["shadowed_by"] = shadowed[(path, name)]
             rows.append(row)
     if args.json:
         _dump({"servers": rows})
@@ -164,6 +206,9 @@ def cmd_servers(args: argparse.Namespace) -> int:
         what = row.get("error") or row.get("url") or " ".join(row.get("command") or [])
         _emit(f"{row['name']:<{width}}  {what}")
         _emit(f"{'':<{width}}  from {row['file']} ({HOSTS[row['host']].title}, {row['scope']})")
+        if "shadowed_by" in row:
+            _emit(f"{'':<{width}}  (not the one its name reaches, which is {row['shadowed_by']}'s: name "
+                  f"this file as the config to reach this one)")
     return EXIT_OK
 
 

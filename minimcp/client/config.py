@@ -1,114 +1,209 @@
-"""Host config files: find an MCP server by name, the way Claude Desktop, Claude Code,
-Cursor and VS Code do.
+"""Host config files: find an MCP server by name, the way the MCP hosts do (Claude Desktop,
+Claude Code, Cursor, VS Code, GitHub Copilot, Windsurf, Gemini CLI, Zed and Codex).
 
 ``minimcp.connect("github")`` ends up in :func:`find_server`, which looks the
-name up in the hosts' config files, expands ``${VAR}`` references from the
-environment, and returns an entry ``connect()`` can start. :func:`load_config`
-reads one file, for people who want to list its servers.
+name up in the hosts' config files, expands the environment variables the
+host would expand, and returns an entry ``connect()`` can start.
+:func:`load_config` reads one file, for people who want to list its servers.
 
-This module reads JSON files and ``os.environ`` and nothing else: it starts no
+This module reads files and ``os.environ`` and nothing else: it starts no
 process, writes no file, and cannot prompt (so a VS Code ``${input:...}`` is an
-error here, not a question).
+error here, not a question). It logs one warning: a name that two files define
+differently (the first file in :func:`config_paths` order wins).
 
-The formats (all JSON; comments and trailing commas are accepted, since VS Code
-files are JSONC)::
+The formats (JSON files may hold comments and trailing commas, as VS Code's,
+Zed's and Gemini CLI's do)::
 
-    {"mcpServers": {name: {"command", "args", "env", "cwd"}}}      Claude Desktop, Cursor,
-    {"mcpServers": {name: {"type", "url", "headers", "oauth"}}}    Claude Code .mcp.json
+    {"mcpServers": {name: {"command", "args", "env", "cwd"}}}      Claude Desktop, Cursor, Windsurf
+    {"mcpServers": {name: {"type", "url", "headers", "oauth"}}}    Claude Code .mcp.json, Cursor
+    {"mcpServers": {name: {"type": "local" | "stdio" | "http", ..., "tools"}}}
+                                                                    Copilot mcp-config.json
+    {"mcpServers": {name: {"serverUrl", "headers"}}}               Windsurf mcp_config.json
+    {"mcpServers": {name: {"httpUrl" | "url", "headers"}}}         Gemini CLI settings.json
     {"servers": {name: {"type", "command", "args", "env", "envFile",
                         "url", "headers"}}, "inputs": [...]}        VS Code .vscode/mcp.json
     {"mcpServers": {...}, "projects": {path: {"mcpServers": {...}}}}  Claude Code ~/.claude.json
+    {"context_servers": {name: {"command", "args", "env"} | {"url", "headers"}}}
+                                                                    Zed settings.json
+    [mcp_servers.NAME] command, args, env, cwd | url, http_headers,
+        env_http_headers, bearer_token_env_var                      Codex config.toml
+
+A URL entry without a ``type`` is Streamable HTTP, except Gemini CLI's ``url``
+(its ``httpUrl`` is Streamable HTTP, its ``url`` the 2024-11-05 HTTP+SSE
+transport), which a ``settings.json`` in a ``.gemini`` folder is read as.
 
 In ``~/.claude.json`` the servers of the project in the current directory win
 over the top-level (user) ones, as Claude Code's "local" scope wins over "user".
 
 Variables, in command, args, env, cwd, envFile, url and headers: ``${VAR}``,
 ``${VAR:-default}`` (Claude Code; a variable set to "" counts as set, as there),
-``${env:VAR}`` (VS Code, Cursor), ``${workspaceFolder}`` and ``${userHome}``.
-A variable that is not set and has no default is an error naming it (Claude
-Code would pass the text on literally and warn).
+``${env:VAR}`` (VS Code, Cursor, Windsurf), ``${workspaceFolder}`` and
+``${userHome}``; Gemini CLI's files also ``$VAR``. Codex expands nothing in its
+file: there only the environment variables its entry names (``bearer_token_env_var``,
+``env_http_headers``) are read. A variable that is not set and has no default
+is an error naming it (Claude Code would pass the text on literally and warn).
+
+Codex's ``config.toml`` is read with :mod:`tomllib` (Python 3.11 and later) or,
+on Python 3.9 and 3.10, with ``tomlkit`` (``pip install 'tomlkit>=0.11'``, the ``toml`` extra).
 """
 
 import json
 import os
 import re
 import sys
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Union
 
 from ..errors import ConfigError, ServerNotFound
+from ..logs import get_logger
+
+if TYPE_CHECKING:
+    from logging import Logger
 
 PathLike = Union[str, "os.PathLike[str]"]
+
+log: "Logger" = get_logger(__name__)
 
 # Claude Code and VS Code both write "http" for Streamable HTTP; older files say
 # "streamable-http" or "streamableHttp".
 _REMOTE_TYPES = {"http": "http", "streamable-http": "http", "streamableHttp": "http", "sse": "sse"}
+_STDIO_TYPES = (None, "stdio", "local")  # "local": Copilot's word for stdio
+_URL_KEYS = ("url", "serverUrl", "httpUrl")  # everyone's; Windsurf's; Gemini CLI's Streamable HTTP
 _VARIABLE = re.compile(r"\$\{([^}]*)\}")
+_VARIABLE_OR_BARE = re.compile(r"\$\{([^}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")  # Gemini CLI: $VAR too
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# A JSON string (kept), a comment or a trailing comma (blanked out, newlines kept,
-# so json's error line numbers still point into the file as written).
-_JSONC = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.S)
+# A JSON string (kept) or a comment (blanked out, newlines kept, so json's error line
+# numbers still point into the file as written) ...
+_COMMENT = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/', re.S)
+# ... then, comments gone, a trailing comma (blanked out too).
+_TRAILING_COMMA = re.compile(r'"(?:[^"\\]|\\.)*"|,(?=\s*[}\]])', re.S)
+_TOML_EXTRA = "pip install 'tomlkit>=0.11' (minimcp's toml extra)"
+
+
+class _NeedsExtra(ConfigError):
+    """A file minimcp cannot read without an optional package that is not installed."""
 
 
 # -- where the files are --------------------------------------------------------------------
 
 
+def _application_support() -> str:
+    """The folder Electron apps (Claude Desktop, VS Code) keep their settings in, on this OS."""
+    if sys.platform == "darwin":
+        return os.path.expanduser("~/Library/Application Support")
+    if sys.platform == "win32":
+        return os.environ.get("APPDATA") or os.path.expanduser(os.path.join("~", "AppData", "Roaming"))
+    return os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")  # Electron's appData on Linux
+
+
 def _claude_desktop_path() -> str:
     """Where Claude Desktop keeps ``claude_desktop_config.json`` on this OS."""
-    if sys.platform == "darwin":
-        base = os.path.expanduser("~/Library/Application Support")
-    elif sys.platform == "win32":
-        base = os.environ.get("APPDATA") or os.path.expanduser(os.path.join("~", "AppData", "Roaming"))
-    else:  # Electron's appData on Linux: $XDG_CONFIG_HOME, else ~/.config
-        base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-    return os.path.join(base, "Claude", "claude_desktop_config.json")
+    return os.path.join(_application_support(), "Claude", "claude_desktop_config.json")
 
 
 def vscode_user_path() -> str:
     """Where VS Code keeps the user's ``mcp.json`` (its user profile folder) on this OS."""
-    if sys.platform == "darwin":
-        base = os.path.expanduser("~/Library/Application Support")
-    elif sys.platform == "win32":
+    return os.path.join(_application_support(), "Code", "User", "mcp.json")
+
+
+def zed_user_path() -> str:
+    """Where Zed keeps the user's ``settings.json``: ``%APPDATA%\\Zed`` on Windows,
+    ``~/.config/zed`` on macOS, ``$XDG_CONFIG_HOME/zed`` (``~/.config/zed``) on Linux."""
+    if sys.platform == "win32":
         base = os.environ.get("APPDATA") or os.path.expanduser(os.path.join("~", "AppData", "Roaming"))
-    else:
-        base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-    return os.path.join(base, "Code", "User", "mcp.json")
+        return os.path.join(base, "Zed", "settings.json")
+    if sys.platform == "darwin":
+        return os.path.expanduser(os.path.join("~", ".config", "zed", "settings.json"))
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser(os.path.join("~", ".config"))
+    return os.path.join(base, "zed", "settings.json")
+
+
+def codex_user_path() -> str:
+    """Where Codex keeps its ``config.toml``: ``$CODEX_HOME``, else ``~/.codex``."""
+    return os.path.join(os.environ.get("CODEX_HOME") or os.path.expanduser(os.path.join("~", ".codex")),
+                        "config.toml")
+
+
+def copilot_user_path() -> str:
+    """Where GitHub Copilot (its CLI, and VS Code's portable format) keeps the user's
+    ``mcp-config.json``: ``$COPILOT_HOME``, else ``~/.copilot``."""
+    return os.path.join(os.environ.get("COPILOT_HOME") or os.path.expanduser(os.path.join("~", ".copilot")),
+                        "mcp-config.json")
+
+
+def config_files() -> List[Tuple[str, str, str]]:
+    """Return every host config file minimcp knows, as ``(host, scope, path)``, in search order.
+
+    Project files in the current directory come first, then the user's. A file
+    two hosts share (``.mcp.json``: Claude Code's project file, and the portable
+    format GitHub Copilot and VS Code read) is listed once per host. The current
+    directory and the variables that move a host's folder (``HOME``,
+    ``XDG_CONFIG_HOME``, ``APPDATA``, ``CODEX_HOME``, ``COPILOT_HOME``) are read at
+    each call.
+    """
+    cwd = os.getcwd()
+
+    def home(*parts: str) -> str:
+        return os.path.expanduser(os.path.join("~", *parts))
+
+    return [
+        ("claude-code", "project", os.path.join(cwd, ".mcp.json")),
+        ("copilot", "project", os.path.join(cwd, ".mcp.json")),
+        ("vscode", "project", os.path.join(cwd, ".vscode", "mcp.json")),
+        ("cursor", "project", os.path.join(cwd, ".cursor", "mcp.json")),
+        ("gemini", "project", os.path.join(cwd, ".gemini", "settings.json")),
+        ("zed", "project", os.path.join(cwd, ".zed", "settings.json")),
+        ("codex", "project", os.path.join(cwd, ".codex", "config.toml")),
+        ("claude-desktop", "user", _claude_desktop_path()),
+        ("cursor", "user", home(".cursor", "mcp.json")),
+        ("claude-code", "user", home(".claude.json")),
+        ("vscode", "user", vscode_user_path()),
+        ("copilot", "user", copilot_user_path()),
+        ("windsurf", "user", home(".codeium", "windsurf", "mcp_config.json")),
+        ("gemini", "user", home(".gemini", "settings.json")),
+        ("zed", "user", zed_user_path()),
+        ("codex", "user", codex_user_path()),
+    ]
 
 
 def config_paths() -> List[str]:
     """Return the files :func:`find_server` searches when no ``config`` is given, in order.
 
     Project files in the current directory come first (``.mcp.json``,
-    ``.vscode/mcp.json``, ``.cursor/mcp.json``), then the user's (Claude
-    Desktop's, ``~/.cursor/mcp.json``, ``~/.claude.json``, VS Code's). The current
-    directory and ``HOME`` are read at each call.
+    ``.vscode/mcp.json``, ``.cursor/mcp.json``, ``.gemini/settings.json``,
+    ``.zed/settings.json``, ``.codex/config.toml``), then the user's (Claude
+    Desktop's, ``~/.cursor/mcp.json``, ``~/.claude.json``, VS Code's, Copilot's
+    ``mcp-config.json``, Windsurf's ``mcp_config.json``, ``~/.gemini/settings.json``,
+    Zed's ``settings.json``, Codex's ``config.toml``): :func:`config_files`, each
+    path once.
     """
-    cwd = os.getcwd()
-    return [os.path.join(cwd, ".mcp.json"), os.path.join(cwd, ".vscode", "mcp.json"),
-            os.path.join(cwd, ".cursor", "mcp.json"), _claude_desktop_path(),
-            os.path.expanduser(os.path.join("~", ".cursor", "mcp.json")),
-            os.path.expanduser(os.path.join("~", ".claude.json")), vscode_user_path()]
+    return list(dict.fromkeys(path for _, _, path in config_files()))
 
 
 # -- reading a file --------------------------------------------------------------------------
 
 
 def _strip_jsonc(text: str) -> str:
+    """Blank out the comments and trailing commas of JSONC text, keeping every line where it is."""
     def blank(match: "re.Match[str]") -> str:
         found = match.group()
         return found if found.startswith('"') else re.sub(r"[^\n]", " ", found)
 
-    return _JSONC.sub(blank, text)
+    return _TRAILING_COMMA.sub(blank, _COMMENT.sub(blank, text))
 
 
-def _read_json(path: str) -> Any:
+def _read_text(path: str) -> str:
     try:
         with open(path, encoding="utf-8-sig") as f:  # -sig: Windows editors write a BOM
-            text = f.read()
+            return f.read()
     except FileNotFoundError:
         raise ConfigError(f"the config file {path} does not exist") from None
     except OSError as exc:
         raise ConfigError(f"cannot read the config file {path}: {exc.strerror}") from None
-    if not text.strip():
+
+
+def _read_json(path: str) -> Any:
+    text = _read_text(path)
+    if not _strip_jsonc(text).strip():  # empty, or comments only
         return {}
     try:
         return json.loads(_strip_jsonc(text))
@@ -117,12 +212,55 @@ def _read_json(path: str) -> Any:
                           f"({exc.msg})") from None
 
 
+def _tomlkit(path: str, doing: str) -> Any:
+    """Import ``tomlkit`` (the ``toml`` extra), or say what to install to read or write ``path``."""
+    try:
+        import tomlkit
+    except ImportError:
+        raise _NeedsExtra(f"{doing} {path} (TOML) needs the tomlkit package: {_TOML_EXTRA}") from None
+    return tomlkit
+
+
+def _parse_toml(text: str, path: str) -> Dict[str, Any]:
+    """Parse TOML text: the standard library's tomllib where there is one (3.11+), else tomlkit."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    tomlkit = _tomlkit(path, "reading")
+    try:
+        parsed: Dict[str, Any] = tomlkit.parse(text).unwrap()
+    except tomlkit.exceptions.ParseError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    return parsed
+
+
+def _read_file(path: str) -> Any:
+    """Read one config file: TOML (Codex) by its ``.toml`` name, anything else as JSONC."""
+    if path.endswith(".toml"):
+        return _parse_toml(_read_text(path), path)
+    return _read_json(path)
+
+
+def _dialect(path: str) -> str:
+    """Whose rules a file follows where they differ: ``codex``, ``gemini``, or ``""`` (everyone else's)."""
+    if path.endswith(".toml"):
+        return "codex"
+    if os.path.basename(path) == "settings.json" and os.path.basename(os.path.dirname(path)) == ".gemini":
+        return "gemini"
+    return ""
+
+
 def _servers_section(data: Any, path: str) -> Dict[str, Any]:
     """Gather the raw server entries of one file, whichever host wrote it."""
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a JSON object at the top level")
     servers: Dict[str, Any] = {}
-    for key in ("servers", "mcpServers"):  # VS Code; everyone else
+    # VS Code; everyone else; Zed; Codex.
+    for key in ("servers", "mcpServers", "context_servers", "mcp_servers"):
         section = data.get(key)
         if section is None:
             continue
@@ -175,6 +313,26 @@ def _oauth_settings(raw: Dict[str, Any], where: str) -> Dict[str, Any]:
     return settings
 
 
+def _remote_headers(raw: Dict[str, Any], where: str) -> Dict[str, str]:
+    """A remote entry's headers: ``headers`` (everyone) or Codex's three fields, its environment
+    variables written as ``${VAR}`` for :func:`find_server` to read."""
+    headers = _strings(raw.get("headers") or raw.get("http_headers") or {}, "headers", where)
+    for header, variable in _strings(raw.get("env_http_headers") or {}, "env_http_headers", where).items():
+        headers[header] = f"${{{variable}}}"
+    token = raw.get("bearer_token_env_var")
+    if token:
+        headers["Authorization"] = f"Bearer ${{{token}}}"
+    return headers
+
+
+def _command(raw: Dict[str, Any]) -> Tuple[Any, Any, Any]:
+    """A stdio entry's command, args and env; Zed's older settings nest them in ``"command"``."""
+    nested = raw.get("command")
+    holder: Dict[str, Any] = nested if isinstance(nested, dict) else raw
+    command = holder.get("path") if holder is nested else holder.get("command")
+    return command, holder.get("args") or [], holder.get("env") or {}
+
+
 def parse_entry(raw: Any, name: str = "", source: str = "") -> Dict[str, Any]:
     """Turn one host-format server entry into the entry :func:`find_server` returns.
 
@@ -182,8 +340,11 @@ def parse_entry(raw: Any, name: str = "", source: str = "") -> Dict[str, Any]:
 
     Args:
         raw: ``{"command", "args", "env", "cwd"}`` (``command`` a string or a
-            list), or ``{"url", "headers", "type"}``.
-        name, source: the server's name and file, for error messages.
+            list), or ``{"url", "headers", "type"}`` (``serverUrl`` or ``httpUrl``
+            for the url; Codex's ``http_headers``, ``env_http_headers`` and
+            ``bearer_token_env_var`` for the headers).
+        name, source: the server's name and file, for error messages (and the
+            file says whose rules apply: a Gemini CLI ``url`` is HTTP+SSE).
 
     Returns:
         ``{"command": [argv...], "env": {...}, "cwd": str or None}`` (plus
@@ -196,25 +357,30 @@ def parse_entry(raw: Any, name: str = "", source: str = "") -> Dict[str, Any]:
     if not isinstance(raw, dict):
         raise ConfigError(f"{where} should be an object, not {type(raw).__name__}")
     kind = raw.get("type")
-    if kind not in (None, "stdio") and (not isinstance(kind, str) or kind not in _REMOTE_TYPES):
+    if kind not in _STDIO_TYPES and (not isinstance(kind, str) or kind not in _REMOTE_TYPES):
         raise ConfigError(f"{where}: type {kind!r} is not one minimcp knows "
-                          f"({', '.join(_REMOTE_TYPES)} or stdio)")
-    if kind in _REMOTE_TYPES or (kind is None and raw.get("url")):  # no type and a url: Cursor's way
-        if not raw.get("url"):
+                          f"({', '.join(_REMOTE_TYPES)}, stdio or local)")
+    url_key = next((key for key in ("httpUrl", "serverUrl", "url") if raw.get(key)), None)
+    if kind in _REMOTE_TYPES or (kind is None and url_key):  # no type and a url: Cursor's way
+        if not url_key:
             raise ConfigError(f'{where}: type {kind!r} needs a "url"')
-        entry: Dict[str, Any] = {"url": str(raw["url"]), "headers": _strings(raw.get("headers") or {}, "headers", where),
-                 "transport": _REMOTE_TYPES[kind or "http"]}
+        if kind:
+            transport = _REMOTE_TYPES[kind]
+        else:  # Gemini CLI: httpUrl is Streamable HTTP, url the HTTP+SSE transport
+            transport = "sse" if url_key == "url" and _dialect(source) == "gemini" else "http"
+        entry: Dict[str, Any] = {"url": str(raw[url_key]), "headers": _remote_headers(raw, where),
+                                 "transport": transport}
         oauth = _oauth_settings(raw, where)
         if oauth:
             entry["oauth"] = oauth
         return entry
-    command, args = raw.get("command"), raw.get("args") or []
+    command, args, env = _command(raw)
     if isinstance(command, str) and command:
         command = [command]
     if not (isinstance(command, list) and command) or not isinstance(args, list):
-        raise ConfigError(f'{where} needs a "command" (and "args" as a list) or a "url"')
-    entry = {"command": [str(part) for part in command + args],
-             "env": _strings(raw.get("env") or {}, "env", where),
+        extension = " (a Zed extension's server: minimcp cannot start it)" if "settings" in raw else ""
+        raise ConfigError(f'{where} needs a "command" (and "args" as a list) or a "url"{extension}')
+    entry = {"command": [str(part) for part in command + args], "env": _strings(env, "env", where),
              "cwd": str(raw["cwd"]) if raw.get("cwd") else None}
     if raw.get("envFile"):
         entry["envFile"] = str(raw["envFile"])
@@ -230,7 +396,7 @@ def load_config(path: PathLike, *, strict: bool = True) -> Dict[str, Dict[str, A
             print(name, entry.get("error") or entry.get("command") or entry["url"])
 
     Args:
-        path: the file, in any of the formats above.
+        path: the file, in any of the formats above (``.toml``: Codex's).
         strict: raise for a malformed entry (the default); with False, a malformed
             entry is listed as ``{"error": message}`` under its name, so one bad
             entry does not hide the good ones of the same file.
@@ -241,11 +407,13 @@ def load_config(path: PathLike, *, strict: bool = True) -> Dict[str, Dict[str, A
         fails for a variable that is not set.
 
     Raises:
-        ConfigError: the file is missing, not JSON, not an object of servers, or
-            (``strict``) has a malformed entry.
+        ConfigError: the file is missing, not JSON (or TOML), not an object of
+            servers, or (``strict``) has a malformed entry; or it is TOML, Python
+            is older than 3.11 and tomlkit is not installed (the message says
+            what to pip install).
     """
     path = os.path.abspath(os.path.expanduser(os.fspath(path)))
-    raw = _servers_section(_read_json(path), path)
+    raw = _servers_section(_read_file(path), path)
     servers: Dict[str, Dict[str, Any]] = {}
     for name, entry in raw.items():
         try:
@@ -261,15 +429,19 @@ def load_config(path: PathLike, *, strict: bool = True) -> Dict[str, Dict[str, A
 
 
 def _workspace(path: str) -> str:
-    """The folder a config file belongs to: the parent of .vscode/ or .cursor/, else its own."""
+    """The folder a config file belongs to: the parent of .vscode/, .cursor/ ..., else its own."""
     folder = os.path.dirname(path)
-    return os.path.dirname(folder) if os.path.basename(folder) in (".vscode", ".cursor") else folder
+    hidden = (".vscode", ".cursor", ".gemini", ".zed", ".codex", ".github")
+    return os.path.dirname(folder) if os.path.basename(folder) in hidden else folder
 
 
-def _expander(where: str, workspace: str, missing: List[str]) -> Callable[[str], str]:
-    """Return ``expand(text)``, which records unset variables in ``missing`` rather than failing."""
+def _expander(where: str, workspace: str, missing: List[str], bare: bool = False) -> Callable[[str], str]:
+    """Return ``expand(text)``, which records unset variables in ``missing`` rather than failing;
+    with ``bare``, ``$VAR`` is a variable too (Gemini CLI's files)."""
     def one(match: "re.Match[str]") -> str:
         body = match.group(1)
+        if body is None:  # $VAR
+            body = match.group(2)
         if body.startswith("input:"):
             raise ConfigError(f"{where} uses ${{{body}}}: VS Code asks the user for inputs, which "
                               f"minimcp cannot do; use an environment variable (${{env:NAME}}) instead")
@@ -289,9 +461,10 @@ def _expander(where: str, workspace: str, missing: List[str]) -> Callable[[str],
         if has_default:
             return default
         missing.append(name)
-        return match.group()
+        return f"${{{name}}}"  # one spelling, so entries that differ only in how they name it compare equal
 
-    return lambda text: _VARIABLE.sub(one, text)
+    pattern = _VARIABLE_OR_BARE if bare else _VARIABLE
+    return lambda text: pattern.sub(one, text)
 
 
 def _read_env_file(path: str, where: str) -> Dict[str, str]:
@@ -316,8 +489,12 @@ def _read_env_file(path: str, where: str) -> Dict[str, str]:
     return env
 
 
-def _expand_entry(entry: Dict[str, Any], name: str, path: str) -> Dict[str, Any]:
+def _expand_entry(entry: Dict[str, Any], name: str, path: str, strict: bool = True) -> Dict[str, Any]:
     """Return a copy of ``entry`` (server ``name`` of the file ``path``) with its variables expanded.
+
+    Codex expands nothing in its file: of a Codex entry only the headers its
+    ``bearer_token_env_var`` and ``env_http_headers`` name are read from the environment.
+    With ``strict`` false, a variable that is not set is left as ``${NAME}``.
 
     Raises:
         ConfigError: a variable is not set and has no default (every such
@@ -326,10 +503,12 @@ def _expand_entry(entry: Dict[str, Any], name: str, path: str) -> Dict[str, Any]
     where = f"server {name!r} in {path}"
     missing: List[str] = []
     env_file = None
-    expand = _expander(where, _workspace(path), missing)
+    dialect = _dialect(path)
+    expand_headers = _expander(where, _workspace(path), missing, bare=dialect == "gemini")
+    expand = expand_headers if dialect != "codex" else (lambda text: text)
     if "url" in entry:
         expanded = {"url": expand(entry["url"]), "transport": entry["transport"],
-                    "headers": {key: expand(value) for key, value in entry["headers"].items()}}
+                    "headers": {key: expand_headers(value) for key, value in entry["headers"].items()}}
         if entry.get("oauth"):
             expanded["oauth"] = {key: expand(value) if isinstance(value, str) else value
                                  for key, value in entry["oauth"].items()}
@@ -338,11 +517,13 @@ def _expand_entry(entry: Dict[str, Any], name: str, path: str) -> Dict[str, Any]
                     "env": {key: expand(value) for key, value in entry["env"].items()},
                     "cwd": expand(entry["cwd"]) if entry.get("cwd") else None}
         env_file = expand(entry["envFile"]) if entry.get("envFile") else None
-    if missing:
+    if missing and strict:
         names = ", ".join(dict.fromkeys(missing))
-        raise ConfigError(f"{where} needs the environment variable(s) {names}, which are not set "
-                          f"(set them, or write a default: ${{NAME:-default}})")
-    if env_file:
+        hint = "set them" if dialect == "codex" else "set them, or write a default: ${NAME:-default}"
+        raise ConfigError(f"{where} needs the environment variable(s) {names}, which are not set ({hint})")
+    if env_file and not strict:
+        expanded["envFile"] = os.path.join(_workspace(path), env_file)
+    elif env_file:
         # The env entry wins over the file, as in VS Code.
         env_path = os.path.join(_workspace(path), env_file)
         expanded["env"] = {**_read_env_file(env_path, where), **expanded["env"]}
@@ -350,6 +531,32 @@ def _expand_entry(entry: Dict[str, Any], name: str, path: str) -> Dict[str, Any]
 
 
 # -- finding a server ------------------------------------------------------------------------
+
+
+def _same_server(name: str, first: Tuple[str, Dict[str, Any]], other: Tuple[str, Dict[str, Any]]) -> bool:
+    """Whether two parsed entries of server ``name``, each with its file, start the same server:
+    compared expanded (``${env:X}`` in one file and ``${X}`` in another are the same, set or not)."""
+    try:
+        return _expand_entry(first[1], name, first[0], False) == _expand_entry(other[1], name, other[0], False)
+    except (ConfigError, KeyError):  # an ${input:...}, an unknown variable, or a malformed entry's {"error"}
+        return first[1] == other[1]
+
+
+def _parsed(servers: Dict[str, Any], name: str, path: str) -> Tuple[str, Dict[str, Any]]:
+    """The entry ``name`` of a file's servers, parsed (a malformed one as ``{"error": ...}``), with its file."""
+    try:
+        return path, parse_entry(servers[name], name, path)
+    except ConfigError as exc:
+        return path, {"error": str(exc)}
+
+
+def _warn_shadowed(name: str, used: str, others: List[str]) -> None:
+    """Say that ``used`` won over other files that define ``name`` differently, and how to pick one."""
+    other = others[0]
+    log.warning("server %r is defined differently in %d host config files; using the one in %s (the first "
+                "in the search order); also in: %s. To use another, name its file: --config %s (the minimcp "
+                "command) or connect(%r, config=%r) (Python)", name, len(others) + 1, used, ", ".join(others),
+                other, name, other)
 
 
 def find_server(name: str, config: Optional[PathLike] = None) -> Dict[str, Any]:
@@ -363,7 +570,10 @@ def find_server(name: str, config: Optional[PathLike] = None) -> Dict[str, Any]:
     Args:
         name: the server's name, as the config file spells it.
         config: the file to look in; by default the files of
-            :func:`config_paths`, in order, the first one naming the server winning.
+            :func:`config_paths`, in order, the first one naming the server
+            winning. When a later file names it too, with a different entry, a
+            warning (logger ``minimcp.client.config``) names both files and how
+            to pick the other (``config=``).
 
     Returns:
         ``{"command": [argv...], "env": {...}, "cwd": str or None}`` for a
@@ -374,14 +584,19 @@ def find_server(name: str, config: Optional[PathLike] = None) -> Dict[str, Any]:
         ServerNotFound: no file names the server; the message lists every
             file tried and the servers each has.
         ConfigError: the given ``config`` file does not exist, a file read is
-            not valid JSON (the message names file and line), the entry is
-            malformed, or a variable of the entry cannot be expanded. Only the
+            not valid JSON or TOML (the message names file and line), the entry
+            is malformed, or a variable of the entry cannot be expanded. Only the
             entry asked for is checked: a malformed neighbour in the same file
-            (say, one with neither ``command`` nor ``url``) is no obstacle.
+            (say, one with neither ``command`` nor ``url``) is no obstacle. A
+            Codex file that needs tomlkit to be read (Python 3.9 and 3.10) is an
+            error when it is the ``config`` given, and is skipped (and named in
+            a ServerNotFound) in the search.
     """
     explicit = config is not None
     paths = [os.fspath(config)] if config is not None else config_paths()
     tried = []
+    found: Optional[Tuple[str, Dict[str, Any]]] = None  # the first file naming the server, and its entry
+    shadowed: List[str] = []
     for path in paths:
         path = os.path.abspath(os.path.expanduser(path))
         if not explicit and not os.path.isfile(path):
@@ -389,9 +604,26 @@ def find_server(name: str, config: Optional[PathLike] = None) -> Dict[str, Any]:
             continue
         # The raw section, not load_config(): each entry is parsed when it is the one asked
         # for, so one bad entry of a file does not make its good neighbours unusable by name.
-        servers = _servers_section(_read_json(path), path)
-        if name in servers:
-            return _expand_entry(parse_entry(servers[name], name, path), name, path)
-        tried.append(f"{path} (servers: {', '.join(servers) or 'none'})")
-    hint = "" if explicit else "\n(pass config= to name another file)"
-    raise ServerNotFound(f"no MCP server named {name!r}; looked in:\n  " + "\n  ".join(tried) + hint)
+        try:
+            servers = _servers_section(_read_file(path), path)
+        except _NeedsExtra as exc:
+            if explicit:
+                raise
+            tried.append(f"{path} (skipped: {exc})")
+            continue
+        except ConfigError:
+            if found is None:
+                raise
+            continue  # the server is already found: a later broken file can only not shadow it
+        if found is None and name in servers:
+            found = (path, parse_entry(servers[name], name, path))
+        elif found is not None and name in servers and not _same_server(name, found, _parsed(servers, name, path)):
+            shadowed.append(path)
+        elif found is None:
+            tried.append(f"{path} (servers: {', '.join(servers) or 'none'})")
+    if found is None:
+        hint = "" if explicit else "\n(pass config= to name another file)"
+        raise ServerNotFound(f"no MCP server named {name!r}; looked in:\n  " + "\n  ".join(tried) + hint)
+    if shadowed:
+        _warn_shadowed(name, found[0], shadowed)
+    return _expand_entry(found[1], name, found[0])
