@@ -35,9 +35,10 @@ The pieces: :mod:`~minimcp.cli.command_line` parses the command line,
 the ``minimcp`` console script (pyproject.toml's ``[project.scripts]``) and ``python -m minimcp``.
 """
 
+import argparse
 import os
 import sys
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence, Tuple
 
 from ..protocol.versions import SDK_VERSION as __version__
 from .command_line import (
@@ -64,6 +65,11 @@ __all__ = ["main", "run", "explain", "COMMANDS", "parse_args", "build_parser", "
            "signature", "__version__", "EXIT_OK", "EXIT_ERROR", "EXIT_USAGE", "EXIT_SERVER", "EXIT_INTERRUPTED"]
 
 
+#: ``minimcp/cli/ship.py``'s commands, named here so that no other command loads that module
+#: (``minimcp run``, which hosts start servers with, stays quick to start).
+_SHIP_COMMANDS = ("bundle", "registry")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the ``minimcp`` command line and return its exit status.
 
@@ -71,12 +77,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         argv: the arguments after the program name (default: ``sys.argv[1:]``).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    local = bool(argv) and argv[0] in LOCAL_COMMANDS  # install, servers, run: no server to connect to
-    if local:
-        from . import install  # late: the other commands never need it
-    args = install.parse(argv) if local else parse_args(argv)
+    # The commands that connect to no server, each module's (parse, run); late: the others never need them.
+    local: Optional[Tuple[Callable[[Sequence[str]], argparse.Namespace], Callable[[argparse.Namespace], int]]] = None
+    if argv and argv[0] in LOCAL_COMMANDS:  # install, servers, run
+        from . import install
+        local = install.parse, install.run
+    elif argv and argv[0] in _SHIP_COMMANDS:  # bundle, registry: a server packaged for others
+        from . import ship
+        local = ship.parse, ship.run
+    args = local[0](argv) if local else parse_args(argv)
     try:
-        status = install.run(args) if local else run(args)
+        status = local[1](args) if local else run(args)
         sys.stdout.flush()  # here, so a closed pipe is caught below
         return status
     except KeyboardInterrupt:
