@@ -25,10 +25,13 @@ def encode_header_value(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
-    if not isinstance(value, str):  # a datetime, UUID, bytes …: the text the body carries for it
+    if not isinstance(value, (str, float)) and value is not None:  # a datetime, UUID, bytes …
         from .jsonrpc import json_form
 
-        value = json_form(value)
+        try:
+            value = json_form(value)  # the text the body carries for it
+        except (TypeError, ValueError):
+            pass  # no JSON form: the body cannot carry it either, and says so
     text = str(value)
     # plain: visible ASCII and space, 0x20 to 0x7E (isprintable() refuses control characters and DEL)
     plain = (text and text == text.strip() and text.isascii() and text.isprintable()
