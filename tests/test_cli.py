@@ -69,6 +69,45 @@ def test_call_help_shows_both_forms_and_options():
         assert option in out.stdout
 
 
+def test_each_command_s_help_says_only_what_applies_to_it():
+    """The top-level help keeps the overview; a command's own help names its server forms,
+    its examples and exit statuses, and key=value only where it takes them (issue 28)."""
+    overview = minimcp("--help").stdout
+    assert "key=value" in overview and "-- SERVER_COMMAND" in overview and "exit status:" in overview
+    tools = minimcp("tools", "--help")
+    assert tools.returncode == 0, tools.stderr
+    assert "key=value" not in tools.stdout and "--args" not in tools.stdout and "Prompt arguments" not in tools.stdout
+    assert "minimcp tools -- python examples/weather_server.py" in tools.stdout
+    assert "minimcp call" not in tools.stdout  # no other command's examples
+    assert "1 the tool reported an error" not in tools.stdout
+    for name in ("resources", "read", "prompts", "info"):
+        assert "key=value" not in minimcp(name, "--help").stdout, name
+    call = minimcp("call", "--help").stdout
+    assert "key=value is read as JSON" in call and "1 the tool reported an error" in call
+    prompt = minimcp("prompt", "--help").stdout
+    assert "prompt arguments are text" in prompt and "--args" not in prompt
+    for name in ("login", "logout"):
+        out = minimcp(name, "--help")
+        assert out.returncode == 0, out.stderr
+        assert "SERVER_COMMAND" not in out.stdout and "key=value" not in out.stdout
+        assert f"usage: minimcp {name} [options] URL" in out.stdout
+        for option in ("--json", "--header", "--log-level", "--protocol", "--quiet"):
+            assert option not in out.stdout, (name, option)
+    login = minimcp("login", "--help").stdout
+    assert "--headless" in login and "--client-id" in login and "--trace" in login
+
+
+def test_every_command_that_connects_takes_protocol():
+    for name in ("tools", "call", "resources", "read", "prompts", "prompt", "info"):
+        assert "--protocol VERSION" in minimcp(name, "--help").stdout, name
+    out = minimcp("info", "--protocol", "2025-11-25", *WEATHER)
+    assert out.returncode == 0, out.stderr
+    assert "protocol      2025-11-25" in out.stdout
+    assert "protocol      2026-07-28" in minimcp("info", "--protocol", "2026-07-28", *WEATHER).stdout
+    line = one_line_error(minimcp("info", "--protocol", "2025-01-01", *WEATHER), 2)
+    assert "--protocol" in line and "2025-11-25" in line, line
+
+
 def test_version():
     out = minimcp("--version")
     assert out.returncode == 0 and out.stdout.strip() == f"minimcp {cli.__version__}"
@@ -206,8 +245,8 @@ def test_timeout_cancels_the_call():
 def test_trace_shows_the_wire_on_stderr():
     out = minimcp("call", "wait_for_cancel", "seconds=30", "--timeout", "0.5", "--trace", "-q", *TESTING)
     assert out.returncode == 3
-    assert 'client → {"jsonrpc":"2.0","id":1,"method":"server/discover"' in out.stderr
-    assert "client ← " in out.stderr and '"method":"tools/call"' in out.stderr
+    assert 'client → testing_server.py  {"jsonrpc":"2.0","id":1,"method":"server/discover"' in out.stderr
+    assert "client ← testing_server.py  " in out.stderr and '"method":"tools/call"' in out.stderr
     assert '"method":"notifications/cancelled"' in out.stderr
     assert out.stdout == ""
 
@@ -507,8 +546,10 @@ def test_every_flag_a_message_names_exists_on_the_commands_it_is_shown_for():
     _, connecting = cli.build_parser()
     each = [_flags(p) for p in connecting.values()]
     local = [_flags(install._parser(name)) for name in cli.LOCAL_COMMANDS]
+    # (logout sends no request: no timeout, no server error; explain()'s hints are for the others)
+    sending = [_flags(p) for name, p in connecting.items() if name != "logout"]
     allowed = {  # module: the flags every command whose messages it writes has (or any of them, for help)
-        "__init__.py": set.intersection(*each, *local), "commands.py": set.intersection(*each),
+        "__init__.py": set.intersection(*each, *local), "commands.py": set.intersection(*sending),
         "command_line.py": set.union(*each), "output.py": set.intersection(*each),
         "login.py": _flags(connecting["login"]), "install.py": set.union(*local),
     }
@@ -564,5 +605,14 @@ def test_a_crashed_server_is_named_by_its_script(tmp_path):
 def test_an_error_s_data_is_shown_only_when_it_adds_something_and_as_json():
     line = one_line_error(minimcp("read", "kb://nope", "-q", *KB), 1)
     assert line.endswith("[-32602] Resource not found: kb://nope") and "data" not in line, line
+    books = ["--", PY, os.path.join(ROOT, "tests", "servers", "books_server.py")]
+    for protocol in ("2026-07-28", "2025-06-18"):
+        line = one_line_error(minimcp("read", "books://nope", "--protocol", protocol, *books), 1)
+        assert line.endswith("[-32602] Resource not found: books://nope (nope)"), line
+        # What the data adds, as JSON; the entry that repeats the message (its "uri") left out.
+        line = one_line_error(minimcp("read", "books://dun", "--protocol", protocol, *books), 1)
+        assert line.endswith('[-32602] Resource not found: books://dun (dun) (data: {"did_you_mean": "books://dune"})')
     _, text = cli.explain(RPCError(-32602, "Resource not found: kb://x", {"uri": "kb://x", "known": ["kb://a"]}))
-    assert text.endswith('not found: kb://x (data: {"uri": "kb://x", "known": ["kb://a"]})'), text
+    assert text.endswith('not found: kb://x (data: {"known": ["kb://a"]})'), text
+    _, text = cli.explain(RPCError(-32602, "Bad cursor", {"cursor": 7}))
+    assert text.endswith("Bad cursor (data: {\"cursor\": 7})"), text

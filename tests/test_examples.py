@@ -32,9 +32,11 @@ def test_quickstart_lists_tools_and_calls_one():
 def test_quickstart_with_trace_shows_the_wire():
     out = run_example("quickstart.py", env=dict(os.environ, MINIMCP_TRACE="1"))
     assert out.returncode == 0
-    assert 'client → {"jsonrpc":"2.0","id":1,"method":"server/discover"' in out.stderr
-    assert 'server weather ← {"jsonrpc":"2.0","id":1,"method":"server/discover"' in out.stderr
-    assert "client ← " in out.stderr and "server weather → " in out.stderr
+    assert 'client → weather_server.py  {"jsonrpc":"2.0","id":1,"method":"server/discover"' in out.stderr
+    assert "server weather" not in out.stderr  # one side only
+    both = run_example("quickstart.py", env=dict(os.environ, MINIMCP_TRACE="both"))
+    assert both.returncode == 0
+    assert 'server weather ← client  {"jsonrpc":"2.0","id":1,"method":"server/discover"' in both.stderr
 
 
 def test_raw_protocol_walks_through_the_protocol():

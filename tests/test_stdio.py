@@ -431,8 +431,8 @@ def test_trace_prints_every_message_with_its_direction(capfd):
     with start_testing_server(trace=True) as client:
         client.call_tool("echo", {"text": "traced"})
     err = capfd.readouterr().err
-    assert 'client → {"jsonrpc":"2.0","id":1,"method":"server/discover"' in err
-    assert "client ← " in err and '"traced"' in err
+    assert 'client → testing_server.py  {"jsonrpc":"2.0","id":1,"method":"server/discover"' in err
+    assert "client ← testing_server.py  " in err and '"traced"' in err
 
 
 def test_writing_to_a_server_that_has_exited_says_how_it_ended():

@@ -12,7 +12,11 @@ import sys
 from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple
 
 from ..protocol.levels import LOG_LEVELS
+from ..protocol.versions import HANDSHAKE_VERSIONS, STATELESS_VERSION
 from ..protocol.versions import SDK_VERSION as __version__
+
+#: What ``--protocol`` takes (the ``protocol`` of :func:`minimcp.connect`).
+PROTOCOLS = ("auto", STATELESS_VERSION) + tuple(reversed(HANDSHAKE_VERSIONS))
 
 #: Exit statuses (documented in ``minimcp --help``).
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_SERVER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -51,11 +55,73 @@ arguments:
   (city=Paris); a string-typed argument of the tool stays text (zip=01234).
   --args '{...}' gives a tool's arguments as one JSON object. Prompt arguments are text.
 
+the protocol:
+  --trace shows each message on stderr (--pretty: indented; MINIMCP_TRACE=both adds the server's own);
+  --protocol 2025-11-25 speaks the initialize handshake, --protocol 2026-07-28 none
+  (default: server/discover first, else initialize)
+
 exit status:
   0 ok; 1 the tool reported an error, or the server answered with an error; 2 bad command
   line; 3 the server could not be started, went away, broke the protocol or timed out;
   130 interrupted.
 """
+
+#: What each command's own ``--help`` says after its options: how to name the server, this
+#: command's examples, its arguments when it takes any, and its exit statuses.
+_SERVER = """\
+the server:
+  -- SERVER_COMMAND ...  a stdio server to start; always last, after the first "--"
+  NAME                   a server in a host config file (--config FILE), first after the command
+  URL                    an http(s):// server; 'minimcp login URL' once if it asks for OAuth
+"""
+_URL_SERVER = """\
+the server:
+  URL                    an http(s):// server
+  NAME                   a URL server in a host config file (--config FILE), with its OAuth settings
+"""
+_EXAMPLES = {
+    "tools": ["minimcp tools -- python examples/weather_server.py",
+              "minimcp tools weather --config examples/.mcp.json --json"],
+    "call": ["minimcp call get_weather city=Paris -- python examples/weather_server.py",
+             "minimcp call http://127.0.0.1:8000/mcp get_forecast city=Paris days=3"],
+    "resources": ["minimcp resources -- python examples/knowledge_base.py"],
+    "read": ["minimcp read kb://index -- python examples/knowledge_base.py"],
+    "prompts": ["minimcp prompts -- python examples/weather_server.py"],
+    "prompt": ["minimcp prompt forecast city=Paris -- python examples/weather_server.py"],
+    "info": ["minimcp info -- python examples/weather_server.py",
+             "minimcp info --protocol 2025-11-25 --trace -- python examples/weather_server.py"],
+    "login": ["minimcp login https://example.com/mcp", "minimcp login notes --config .mcp.json --headless"],
+    "logout": ["minimcp logout https://example.com/mcp"],
+}
+_ARGUMENTS = {
+    "call": """\
+arguments:
+  key=value is read as JSON when it parses (days=3, ok=true, tags='["a"]'), else as text
+  (city=Paris); a string-typed argument of the tool stays text (zip=01234).
+  --args '{...}' gives the arguments as one JSON object; key=value words are added to it.
+""",
+    "prompt": """\
+arguments:
+  key=value gives one prompt argument; prompt arguments are text (n=3 is "3").
+""",
+}
+_SERVER_EXITS = ["0 ok", "1 the server answered with an error", "2 bad command line",
+                 "3 the server could not be started, went away, broke the protocol or timed out", "130 interrupted"]
+_EXITS = {
+    "call": ["0 ok", "1 the tool reported an error, or the server answered with an error"] + _SERVER_EXITS[2:],
+    "login": ["0 ok", "1 the login failed (the message says why)", "2 bad command line", "130 interrupted"],
+    "logout": ["0 forgotten, or no login was kept", "2 bad command line"],
+}
+
+
+def _command_epilog(name: str) -> str:
+    """The end of ``minimcp NAME --help``: only what applies to that command."""
+    sections = [_URL_SERVER if name in ("login", "logout") else _SERVER,
+                "examples:\n" + "".join(f"  {line}\n" for line in _EXAMPLES[name])]
+    if name in _ARGUMENTS:
+        sections.append(_ARGUMENTS[name])
+    sections.append("exit status:\n" + "".join(f"  {line}\n" for line in _EXITS.get(name, _SERVER_EXITS)))
+    return "\n".join(sections)
 
 
 class UsageError(Exception):
@@ -72,7 +138,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: {message} (see '{self.prog} --help')\n")
 
 
-def _common_options() -> argparse.ArgumentParser:
+def _connecting_options() -> argparse.ArgumentParser:
+    """The options of the commands that connect to a server and make a call."""
     options = argparse.ArgumentParser(add_help=False)
     options.add_argument("--json", action="store_true", help="print the raw result as JSON on stdout, for scripts")
     options.add_argument("--config", metavar="FILE", help="the host config file to find a named server in")
@@ -80,12 +147,23 @@ def _common_options() -> argparse.ArgumentParser:
                          help="an HTTP header for a URL server, such as Authorization (repeatable)")
     options.add_argument("--timeout", metavar="SECONDS", type=_seconds, default=60.0,
                          help="seconds to wait for each answer, the handshake included (default: 60)")
-    options.add_argument("--trace", action="store_true", help="show every protocol message on stderr")
+    options.add_argument("--protocol", metavar="VERSION", choices=PROTOCOLS, default="auto",
+                         help=f"the protocol version to speak: {STATELESS_VERSION} (no handshake) or one with "
+                              f"the initialize handshake ({', '.join(reversed(HANDSHAKE_VERSIONS))}); "
+                              "default: auto, server/discover first, else initialize")
+    _trace_options(options)
     options.add_argument("-q", "--quiet", action="store_true", help="hide the server's stderr and log messages")
     options.add_argument("--log-level", metavar="LEVEL", choices=LOG_LEVELS, default="info",
                          help="show the server's log messages at this level and above on stderr: "
                               f"{', '.join(LOG_LEVELS)} (default: info)")
     return options
+
+
+def _trace_options(options: argparse.ArgumentParser,
+                   what: str = "protocol message on stderr, once, as this client sends or receives it "
+                               "(MINIMCP_TRACE=both adds the server's own trace)") -> None:
+    options.add_argument("--trace", action="store_true", help=f"show every {what}")
+    options.add_argument("--pretty", action="store_true", help="--trace, each message as indented JSON")
 
 
 def _seconds(text: str) -> float:
@@ -99,6 +177,8 @@ def _seconds(text: str) -> float:
 
 
 def _usage(name: str, words: Sequence[str], key_values: bool) -> str:
+    if name in ("login", "logout"):  # URL servers only
+        return f"minimcp {name} [options] URL\n       minimcp {name} [options] NAME"
     tail = " ".join(list(words) + (["[key=value ...]"] if key_values else []))
     tail = (" " + tail) if tail else ""
     return (f"minimcp {name} [options]{tail} -- SERVER_COMMAND [ARG ...]\n"
@@ -117,26 +197,42 @@ def build_parser() -> Tuple[argparse.ArgumentParser, Dict[str, argparse.Argument
                      epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
     parser.add_argument("--version", action="version", version=f"minimcp {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", help=argparse.SUPPRESS, required=True)
-    common = _common_options()
+    connecting = _connecting_options()
     subparsers: Dict[str, argparse.ArgumentParser] = {}
     for name, (summary, words, key_values) in _COMMANDS.items():
         sub = commands.add_parser(name, prog=f"minimcp {name}", help=summary, usage=_usage(name, words, key_values),
-                                  description=summary[0].upper() + summary[1:] + ".", parents=[common],
-                                  epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                  description=summary[0].upper() + summary[1:] + ".",
+                                  parents=[] if name in ("login", "logout") else [connecting],
+                                  epilog=_command_epilog(name), formatter_class=argparse.RawDescriptionHelpFormatter,
                                   allow_abbrev=False)
         sub.add_argument("words", nargs="*", help=argparse.SUPPRESS)
         if name == "call":
             sub.add_argument("--args", metavar="JSON", dest="args_json",
                              help="the tool's arguments as one JSON object ('-' reads it from stdin); "
                                   "key=value words are added to it")
-        if name == "login":
-            sub.add_argument("--client-id", help="a client registered with the authorization server beforehand")
-            sub.add_argument("--client-secret", help="its secret (for a confidential client)")
-            sub.add_argument("--scope", action="append", default=[], help="a scope to ask for (repeatable)")
-            sub.add_argument("--headless", action="store_true",
-                             help="no browser here: print the URL, then paste the redirected URL back")
+        if name in ("login", "logout"):
+            _login_options(sub, name)
         subparsers[name] = sub
     return parser, subparsers
+
+
+def _login_options(sub: argparse.ArgumentParser, name: str) -> None:
+    """``login`` and ``logout``: a URL server and its OAuth client; no call is made, nothing printed as JSON."""
+    sub.add_argument("--config", metavar="FILE", help="the host config file to find a named server in")
+    # What the commands that connect read of the options they have (run(), main()).
+    sub.set_defaults(json=False, header=[], timeout=300.0, protocol="auto", trace=False, pretty=False, quiet=False,
+                     log_level="info")
+    if name == "logout":  # (it sends nothing: its --trace is main()'s, a traceback on an unexpected error)
+        sub.add_argument("--trace", action="store_true", help="on an unexpected error, show the traceback")
+        return
+    sub.add_argument("--client-id", help="a client registered with the authorization server beforehand")
+    sub.add_argument("--client-secret", help="its secret (for a confidential client)")
+    sub.add_argument("--scope", action="append", default=[], help="a scope to ask for (repeatable)")
+    sub.add_argument("--headless", action="store_true",
+                     help="no browser here: print the URL, then paste the redirected URL back")
+    sub.add_argument("--timeout", metavar="SECONDS", type=_seconds, default=300.0,
+                     help="seconds to wait for the login in the browser (default: 300)")
+    _trace_options(sub, "request to the authorization server and its answer on stderr, secrets redacted")
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:

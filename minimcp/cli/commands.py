@@ -16,6 +16,7 @@ from typing import Any, Dict, Optional, Tuple
 from ..client.client import Client
 from ..client.connect import connect
 from ..errors import CapabilityError, ConnectionClosed, MCPError, ProtocolError, RPCError, ServerNotFound, Timeout
+from ..logs import choose_trace_words
 from .command_line import EXIT_ERROR, EXIT_OK, EXIT_SERVER, EXIT_USAGE, UsageError, convert_arguments
 from .output import (
     ProgressBar,
@@ -178,8 +179,8 @@ def run(args: argparse.Namespace) -> int:
 
         options["auth"] = OAuth(interactive=False)  # a stored login, refreshed as needed; never a browser
     try:
-        client = connect(args.target, config=args.config, timeout=args.timeout,
-                         trace=True if args.trace else None, **options)
+        client = connect(args.target, config=args.config, timeout=args.timeout, protocol=args.protocol,
+                         trace=_traced(args), **options)
     except ConnectionClosed as exc:  # the server died during the handshake
         raise _named_by_script(exc, args.target) from None
     except ValueError as exc:  # a target minimcp cannot connect to, or a config file it cannot use
@@ -194,6 +195,13 @@ def run(args: argparse.Namespace) -> int:
             return COMMANDS[args.command](client, args)
     except ConnectionClosed as exc:
         raise _named_by_script(exc, args.target) from None
+
+
+def _traced(args: argparse.Namespace) -> Optional[bool]:
+    """``--trace`` (``--pretty``: indented) turns the trace on; without either, ``MINIMCP_TRACE`` decides."""
+    if args.pretty:
+        choose_trace_words("pretty")
+    return True if args.trace or args.pretty else None
 
 
 _TAKES_WORDS = ("call", "read", "prompt")  # the commands with a TOOL, URI or NAME after the target
@@ -275,23 +283,28 @@ def explain(exc: Exception, quiet: bool = False) -> Optional[Tuple[int, str]]:
 
 
 def _data_if_new(data: Any, message: str) -> str:
-    """`` (data: {...})`` as JSON, or nothing when every value in ``data`` is in the message already
-    (``Resource not found: books://nope`` needs no ``{"uri": "books://nope"}``)."""
-    if data is None:
-        return ""
-    leaves = []
-
-    def collect(value: Any) -> None:
-        if isinstance(value, dict):
-            for item in value.values():
-                collect(item)
-        elif isinstance(value, list):
-            for item in value:
-                collect(item)
-        else:
-            leaves.append(value)
-
-    collect(data)
-    if all(isinstance(leaf, str) and leaf in message for leaf in leaves) and leaves:
+    """`` (data: {...})`` as JSON, with only the entries that say more than the message: an entry
+    whose every value is in the message already goes (``Resource not found: books://nope`` needs
+    no ``"uri": "books://nope"``), and so does the whole of ``data`` when nothing is left."""
+    if isinstance(data, dict):
+        data = {key: value for key, value in data.items() if not _said_in(value, message)}
+        if not data:
+            return ""
+    elif data is None or _said_in(data, message):
         return ""
     return f" (data: {json.dumps(data, ensure_ascii=False, default=str)})"
+
+
+def _said_in(value: Any, message: str) -> bool:
+    """Is every string in ``value`` in ``message`` (and is there one)? Numbers and booleans say more."""
+    leaves = []
+    pending = [value]
+    while pending:  # (bounded: each value is taken once)
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+        else:
+            leaves.append(item)
+    return bool(leaves) and all(isinstance(leaf, str) and leaf in message for leaf in leaves)

@@ -16,7 +16,7 @@ from ..client.auth import OAuth
 from ..client.config import find_server
 from ..errors import ServerNotFound
 from .command_line import EXIT_OK, UsageError
-from .commands import _not_a_server
+from .commands import _not_a_server, _traced
 from .output import _emit
 
 
@@ -41,8 +41,8 @@ def cmd_login(args: argparse.Namespace) -> int:
     """``minimcp login URL``: log in now and keep the token."""
     url, settings = _server(args)
     auth = OAuth(client_id=args.client_id, client_secret=args.client_secret, scopes=args.scope or None,
-                 headless=args.headless, timeout=max(args.timeout, 300.0)).configure(settings)
-    auth.http.trace = True if args.trace else None
+                 headless=args.headless, timeout=args.timeout).configure(settings)
+    auth.http.trace = _traced(args)
     try:
         token = auth.login(url)
     finally:

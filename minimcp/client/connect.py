@@ -59,7 +59,9 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Un
             ``requests`` auth object.
         timeout: the default seconds each call waits, the handshake included.
         client_info: ``{"name": ..., "version": ...}`` to introduce ourselves.
-        trace: print every message to stderr (also ``MINIMCP_TRACE=1``).
+        trace: print every message to stderr (also ``MINIMCP_TRACE=1``): each once, with
+            its direction, peer and the time since the line above; ``MINIMCP_TRACE=pretty``
+            indents, ``=both`` adds the other side, ``=full`` leaves nothing out.
         protocol: ``"auto"`` (the default) asks ``server/discover`` first and
             speaks 2026-07-28 to a server that does, else runs the handshake;
             ``"2026-07-28"`` or a handshake version (``"2025-06-18"`` ...)

@@ -21,7 +21,7 @@ import threading
 import time
 
 from ..errors import CapabilityError, ConnectionClosed, RPCError, Timeout
-from ..logs import get_logger, reference, trace
+from ..logs import get_logger, reference
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, Malformed, Notification, Request, Response
 from .inflight import HELD_OPEN, Batch, Incoming, NoAnswer, Outgoing, RequestContext, _Pending, with_progress_token
@@ -300,7 +300,9 @@ class Session:
         ``None`` when there is nothing to run (it was answered already).
         """
         if self.trace:
-            trace(self.name, "←", message)
+            from ..wiretrace import trace  # late: only a traced session loads the renderer
+
+            trace(self, "←", message)
         kind = type(message)
         if kind is Request:  # checked, registered, and handed back (or answered now)
             handler = self.handlers.get(message.method)
@@ -527,7 +529,9 @@ class Session:
 
     def _send(self, message: Any, related_to: Any = None) -> None:
         if self.trace:
-            trace(self.name, "→", message)
+            from ..wiretrace import trace
+
+            trace(self, "→", message)
         try:
             if related_to is None:
                 self.transport.write(message)

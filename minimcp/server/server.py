@@ -13,10 +13,10 @@ unknown resource URI is ``-32002`` in the handshake versions, ``-32602`` from 20
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import ChainMap
 
+from ..logs import tracing
 from ..protocol.versions import PROTOCOL_VERSION, knows
 from .audience import Audience
 from .connection import ServerConnection
@@ -66,7 +66,9 @@ class Server:
             client (as ``notifications/message``, at the client's level).
         max_workers: the most requests handled at once per connection.
         timeout: seconds the server waits for the client to answer its requests.
-        trace: print every message to stderr (also ``MINIMCP_TRACE=1``).
+        trace: print every message to stderr (also ``MINIMCP_TRACE=1``): each once, with
+            its direction, peer and the time since the line above; ``MINIMCP_TRACE=pretty``
+            indents, ``=both`` adds the other side, ``=full`` leaves nothing out.
         cache_ttl_ms, cache_scope: the cache hints sent with 2026-07-28 list
             and discover results (0: re-fetch on next use). A resource read
             gets ``cache_ttl_ms`` too, but its resource's own scope (see
@@ -109,7 +111,7 @@ class Server:
         self.log_bridge: LogBridge = LogBridge(enabled=log_bridge)
         self.max_workers = max_workers
         self.timeout = timeout
-        self.trace: bool = os.environ.get("MINIMCP_TRACE", "") not in ("", "0", "false", "no") if trace is None else trace
+        self.trace: bool = tracing() if trace is None else trace
         self.cache_ttl_ms: int = cache_ttl_ms
         self.cache_scope: str = cache_scope
         self.state_signer: StateSigner = StateSigner(state_secret)

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # annotations only
     from ..engine.transport import Failed
 
 from ..errors import ConnectionClosed
-from ..logs import get_logger
+from ..logs import get_logger, trace_words
 from ..protocol import jsonrpc
 from .stdio import CLIENT_MAX_MESSAGE, HEAD, StdioTransport, message_limit, too_long
 
@@ -61,6 +61,10 @@ class SubprocessTransport(StdioTransport):
             its own limit. (``MINIMCP_MAX_MESSAGE`` in ours is inherited by the child with the
             rest, and sets its limit too, as it does every minimcp process's that inherits it.)
 
+    The child inherits this process's environment, but for ``MINIMCP_TRACE``: that one turns
+    this client's trace on, which shows every message already. The child gets it when it says
+    ``both`` (``MINIMCP_TRACE=both``: the server traces its side too), or when ``env`` sets it.
+
     Raises:
         FileNotFoundError: the command does not exist (said at once, not as a hang).
         ValueError: ``max_message`` is not a positive number of bytes, or
@@ -78,9 +82,14 @@ class SubprocessTransport(StdioTransport):
         max_message = message_limit(CLIENT_MAX_MESSAGE, max_message)  # (before starting anything)
         self.command: List[str] = [str(part) for part in command]
         full_env = None
-        if env:
+        # MINIMCP_TRACE turns this client's trace on, not the server's as well (each message
+        # would show twice): the child gets it only when it says "both", or when env= sets it.
+        hidden = "MINIMCP_TRACE" in os.environ and "both" not in trace_words()
+        if env or hidden:
             full_env = dict(os.environ)
-            full_env.update(env)
+            if hidden:
+                del full_env["MINIMCP_TRACE"]
+            full_env.update(env or {})
         try:
             # start_new_session: the child leads its own process group, so
             # closing takes the server's own children down with it.

@@ -3,10 +3,10 @@
 They go through a ``requests.Session`` of their own (never the MCP
 transport's, whose auth hook would call back into us), each with a timeout,
 so an authorization server that never answers is an error after
-``timeout`` seconds, not a hang. With ``MINIMCP_TRACE=1`` each call is
-written to stderr with its secrets replaced by ``[redacted]``: the
-``Authorization`` and ``DPoP`` headers, and every token, code, secret and
-assertion in a body.
+``timeout`` seconds, not a hang. With ``MINIMCP_TRACE=1`` each call and its
+answer are lines of the wire trace (``oauth → POST URL``, ``oauth ← 200 OK``),
+their secrets replaced by ``[redacted]``: the ``Authorization`` and ``DPoP``
+headers, and every token, code, secret and assertion in a body.
 
 A request to a URL that a remote server named (``named_by=``) is also judged by
 the address its connection reached, before a byte is sent (``urls.check_peer``):
@@ -16,9 +16,7 @@ a private address is refused as the same address written in the URL would be.
 """
 
 import json
-import os
 import socket
-import sys
 import threading
 from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 from urllib.parse import parse_qsl, urlencode
@@ -29,7 +27,7 @@ import urllib3.connection
 import urllib3.connectionpool
 
 from ...errors import AuthError
-from ...logs import get_logger
+from ...logs import get_logger, tracing
 from .urls import check_peer, peer_rule
 
 if TYPE_CHECKING:
@@ -53,11 +51,6 @@ def redacted(value: Any) -> str:
     whether one is there.
     """
     return "None" if value is None else "[redacted]"
-
-
-def tracing() -> bool:
-    """True when ``MINIMCP_TRACE`` asks for the wire trace."""
-    return os.environ.get("MINIMCP_TRACE", "") not in ("", "0", "false", "no")
 
 
 def redact_headers(headers: Any) -> Dict[str, str]:
@@ -178,10 +171,11 @@ class AuthHTTP:
             _sending.rule = None
         if self.trace if self.trace is not None else tracing():
             request = response.request
-            sys.stderr.write(f"oauth → {method} {url} {redact_headers(request.headers)} {redact_body(request.body)}\n"
-                             f"oauth ← {response.status_code} {redact_headers(response.headers)} "
-                             f"{redact_body(response.content)}\n")
-            sys.stderr.flush()
+            from ...wiretrace import trace_http  # late: only a traced process loads the renderer
+
+            trace_http("oauth", "→", f"{method} {url}", redact_headers(request.headers), redact_body(request.body))
+            trace_http("oauth", "←", f"{response.status_code} {response.reason or ''}".rstrip(),
+                       redact_headers(response.headers), redact_body(response.content))
         return response
 
     def get_json(self, url: str, *, what: str, headers: Optional[Dict[str, str]] = None,
