@@ -1,37 +1,55 @@
 """minimcp's client against a server this project did not write: the reference
 ``@modelcontextprotocol/server-everything`` from npm, run with Node over stdio.
 
-The fixture installs it into ~/.cache/minimcp-tests (once); the tests are skipped,
-saying why, only when Node/npm is missing or the npm registry cannot be reached.
+The fixture installs the version below into ~/.cache/minimcp-tests (once, and again when
+the cache holds another); the tests are skipped, saying why, only when Node/npm is missing
+or the npm registry cannot be reached.
 """
 
+import json
 import os
 import shutil
+import signal
 import subprocess
+import threading
 
 import pytest
 
 import minimcp
 
+#: The release the tests are written against (its tasks: simulate-research-query, issue 28).
+VERSION = "2026.8.31"
 CACHE = os.path.join(os.path.expanduser("~"), ".cache", "minimcp-tests", "server-everything")
 BIN = os.path.join(CACHE, "node_modules", ".bin", "mcp-server-everything")
+INSTALLED = os.path.join(CACHE, "node_modules", "@modelcontextprotocol", "server-everything", "package.json")
+
+
+def installed_version():
+    """The version of server-everything in the cache, or None."""
+    try:
+        with open(INSTALLED) as f:
+            return json.load(f).get("version")
+    except (OSError, ValueError):
+        return None
 
 
 @pytest.fixture(scope="module")
 def everything():
-    """The command that starts server-everything over stdio."""
+    """The command that starts server-everything :data:`VERSION` over stdio."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if not node or not npm:
         pytest.skip("Node.js and npm are needed to run @modelcontextprotocol/server-everything")
-    if not os.path.exists(BIN):
+    if installed_version() != VERSION or not os.path.exists(BIN):  # none yet, or an older one cached
         os.makedirs(CACHE, exist_ok=True)
-        with open(os.path.join(CACHE, "package.json"), "w") as f:
-            f.write('{"private": true}')
+        if not os.path.exists(os.path.join(CACHE, "package.json")):
+            with open(os.path.join(CACHE, "package.json"), "w") as f:
+                f.write('{"private": true}')
         done = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error",
-                               "@modelcontextprotocol/server-everything"], cwd=CACHE, capture_output=True,
+                               f"@modelcontextprotocol/server-everything@{VERSION}"], cwd=CACHE, capture_output=True,
                               text=True, timeout=300)
         if done.returncode != 0:
             pytest.skip(f"could not install server-everything from the npm registry: {done.stderr[-300:]}")
+        assert installed_version() == VERSION, f"npm installed {installed_version()}, not {VERSION}"
     return [node, BIN, "stdio"]
 
 
@@ -92,3 +110,130 @@ def test_progress_from_a_long_running_tool(everything):
                                   on_progress=lambda *p: progress.append(p))
     assert not result.is_error
     assert [p[0] for p in progress] == [1, 2, 3] and all(p[1] == 3 for p in progress)
+
+
+# -- tasks (spec 2025-11-25 basic/utilities/tasks): simulate-research-query requires one ----------
+
+RESEARCH = "simulate-research-query"
+
+
+class Wire:
+    """A middleware that keeps each request the client sends, and each answer it gets."""
+
+    def __init__(self):
+        self.sent, self.answers = [], []
+        self.answered = threading.Event()  # a tasks/get got its answer
+
+    def __call__(self, request, call_next):
+        if request.outgoing:
+            self.sent.append((request.method, dict(request.params or {})))
+        answer = call_next(request)
+        if request.outgoing:
+            self.answers.append((request.method, answer))
+            if request.method == "tasks/get":
+                self.answered.set()
+        return answer
+
+    def methods(self):
+        return [method for method, _ in self.sent]
+
+    def task_id(self):
+        """The id of the task the server made for the last tools/call."""
+        return [answer for method, answer in self.answers if method == "tools/call"][-1]["task"]["taskId"]
+
+
+def test_a_tool_that_requires_a_task_just_works_from_call_tool(everything):
+    """spec 2025-11-25 tasks "Tool-Level Negotiation": taskSupport "required" MUST be called as a task;
+    its question comes during tasks/result with related-task metadata ("Input Required Status")."""
+    asked, progress, wire = [], [], Wire()
+
+    def clarify(params):
+        asked.append(params)
+        return {"action": "accept", "content": {"interpretation": "snake"}}
+
+    with connect(everything, elicitation_handler=clarify, middleware=[wire]) as client:
+        assert client.server_capabilities["tasks"]["requests"] == {"tools": {"call": {}}}
+        result = client.call_tool(RESEARCH, {"topic": "python", "ambiguous": True},
+                                  on_progress=lambda *report: progress.append(report))
+        assert not result.is_error and "# Research Report: python (snake)" in result.text  # our answer got there
+        task_id = wire.task_id()
+        assert client.request("tasks/get", {"taskId": task_id})["status"] == "completed"
+        # plain tools, even of a server that runs tasks, are called as before
+        supports = {tool.name: tool.task_support for tool in client.tools}
+        assert supports[RESEARCH] == "required" and supports["echo"] == "forbidden"
+        assert client.call_tool("echo", {"message": "hi"}).text == "Echo: hi"
+        answerers = client.session._workers.threads  # (the thread that answered the question)
+    # The child outlives its stdin by two seconds (its task store's timers), which takes all of
+    # Session.close()'s straggler budget: the idle worker is told to stop, but joined within 0 s.
+    for worker in answerers:
+        worker.join(5)
+    calls = [params for method, params in wire.sent if method == "tools/call"]
+    assert calls[0]["task"] == {} and "task" not in calls[1]  # asked for a task; echo not
+    assert {"tools/list", "tasks/get", "tasks/result"} <= set(wire.methods())
+    assert asked and asked[0]["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
+    # its progress is its status messages (it sends no notifications/progress), each new one once, in order
+    messages = [message for _, _, message in progress]
+    assert messages[0] == "Gathering sources..." and "Generating report..." in messages
+    assert any("multiple interpretations" in message for message in messages)
+    assert [number for number, _, _ in progress] == list(range(1, len(progress) + 1))
+
+
+def test_start_task_returns_the_servers_task(everything):
+    wire = Wire()
+    with connect(everything, middleware=[wire]) as client:
+        task = client.start_task(RESEARCH, {"topic": "tides"})
+        assert task.task_id and task.task_id == wire.task_id() and task.era == "handshake"
+        assert task.status in ("working", "input_required") and not task.done and task.poll_interval == 1.0
+        assert client.task(task.task_id).refresh() in ("working", "input_required")  # the server knows it
+        result = task.wait(30)
+        assert task.status == "completed" and "# Research Report: tides" in result.text
+        assert wire.methods()[-1] == "tasks/result"
+        # a tool the server does not run as a task: said before anything is sent
+        sent = len(wire.sent)
+        with pytest.raises(minimcp.CapabilityError) as refused:
+            client.start_task("echo", {"message": "hi"})
+        assert "'echo'" in str(refused.value) and "call_tool()" in str(refused.value)
+        assert len(wire.sent) == sent
+
+
+def test_timeout_cancels_the_task(everything):
+    wire = Wire()
+    with connect(everything, middleware=[wire]) as client:
+        with pytest.raises(minimcp.Timeout):
+            client.call_tool(RESEARCH, {"topic": "slow"}, timeout=1.5)  # it takes four seconds
+        assert "tasks/cancel" in wire.methods()
+        assert client.request("tasks/get", {"taskId": wire.task_id()})["status"] == "cancelled"
+
+
+def test_ctrl_c_cancels_the_task(everything, ctrl_c):
+    wire, interrupted, stop = Wire(), threading.Event(), threading.Event()
+
+    def on_ctrl_c(signum, frame):  # one KeyboardInterrupt, however many presses
+        if not interrupted.is_set():
+            interrupted.set()
+            raise KeyboardInterrupt
+
+    def press_ctrl_c():  # once the task is being polled; again until it takes (see test_session)
+        if not wire.answered.wait(20):
+            return  # (the call never polled: the failure is reported, not a stray Ctrl-C)
+        for _ in range(100):
+            if stop.is_set():
+                return
+            signal.pthread_kill(main, signal.SIGINT)
+            if interrupted.wait(0.1):
+                return
+
+    signal.signal(signal.SIGINT, on_ctrl_c)  # (the ctrl_c fixture puts the old handler back)
+    main = threading.get_ident()
+    with connect(everything, middleware=[wire]) as client:
+        interrupter = threading.Thread(target=press_ctrl_c)
+        interrupter.start()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                client.call_tool(RESEARCH, {"topic": "interrupted"})
+        finally:
+            stop.set()
+            wire.answered.set()
+            interrupter.join()
+        assert "tasks/cancel" in wire.methods()
+        assert client.request("tasks/get", {"taskId": wire.task_id()})["status"] == "cancelled"

@@ -16,7 +16,6 @@ in the order they came; never on the reader. The server's log messages go to the
 :class:`concurrent.futures.Future` at once (``client/futures.py``, loaded on first use).
 """
 
-import os
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
@@ -24,7 +23,7 @@ from ..engine.inflight import ProgressCallback
 from ..engine.middleware import Middleware
 from ..engine.session import Handler, Session
 from ..errors import CapabilityError, MCPError, ProtocolError
-from ..logs import get_logger
+from ..logs import get_logger, tracing
 from ..protocol.levels import LOG_LEVELS, PYTHON_LEVELS
 from ..protocol.stateless import TASKS_EXTENSION
 from ..protocol.versions import HANDSHAKE_VERSIONS, PROTOCOL_VERSION, SDK_VERSION, STATELESS_VERSION, knows
@@ -70,7 +69,9 @@ class Client:
         transport: the connection to the server.
         timeout: the default seconds each call waits for its answer.
         client_info: ``{"name": ..., "version": ...}`` sent in ``initialize``.
-        trace: print every message to stderr (also ``MINIMCP_TRACE=1``).
+        trace: print every message to stderr (also ``MINIMCP_TRACE=1``): each once, with
+            its direction, peer and the time since the line above; ``MINIMCP_TRACE=pretty``
+            indents, ``=both`` adds the other side, ``=full`` leaves nothing out.
         sampling_handler: ``handler(params) -> CreateMessageResult dict``,
             answering the server's ``sampling/createMessage``; declares ``sampling``.
         sampling_tools: the sampling handler can use tools (declares ``sampling.tools``).
@@ -138,7 +139,7 @@ class Client:
         #: The level of log messages asked for at connect (None: decided then, see ``log_level``).
         self.log_level: Optional[str] = log_level
         if trace is None:
-            trace = os.environ.get("MINIMCP_TRACE", "") not in ("", "0", "false", "no")
+            trace = tracing()
         self.client_info: Dict[str, Any] = client_info or {"name": "minimcp", "version": SDK_VERSION}
         self.sampling_handler = sampling_handler
         self.sampling_tools = sampling_tools
@@ -170,6 +171,12 @@ class Client:
         self.server_capabilities: Dict[str, Any] = {}
         self.instructions: Optional[str] = None
         self._tools: Optional[List[Tool]] = None
+        # (the tool list they were read from, and each listed tool's execution.taskSupport)
+        self._task_supports: Optional[Tuple[List[Tool], Dict[str, str]]] = None
+        # Tasks being followed, by id, and the progress tokens of calls made as tasks: what
+        # client/wire.py routes the server's status and progress notifications to.
+        self._tasks_followed: Dict[str, tasks.TaskHandle] = {}
+        self._task_progress: Dict[str, tasks.Watch] = {}
         self._calls: Optional[Calls] = None  # the submitted calls' threads (client/futures.py), made on first use
         self._said_logging_is_deprecated = False
         transport.on_session_expired = self.initialize  # HTTP: a 404 means "start a new session"
@@ -331,9 +338,18 @@ class Client:
             on_progress: ``callback(progress, total, message)`` for progress reports.
             max_timeout: let progress reports extend ``timeout``, up to this many seconds.
 
+        A tool the server runs as a task works the same (``client/tasks.py``): one that
+        requires a task (2025-11-25: ``execution.taskSupport`` ``"required"`` in
+        ``tools/list``, fetched if need be) is called as one, and any task the server makes
+        is followed to its end: polled at the server's pace, its questions answered by this
+        client's handlers, its progress (and, when it sends none, each new status message)
+        given to ``on_progress``, and cancelled (``tasks/cancel``) on timeout or Ctrl-C.
+
         Raises:
-            RPCError: the server refused the call (say, ``-32602`` for an unknown tool).
-            Timeout: no answer in time; the call was cancelled at the server.
+            RPCError: the server refused the call (say, ``-32602`` for an unknown tool), or
+                its task failed with this error.
+            Timeout: no answer in time; the call (or its task) was cancelled at the server.
+            TaskCancelled: the task the server ran it as was cancelled.
             ConnectionClosed: the server went away.
         """
         if self.server_capabilities.get("tools") is None:  # (what _require checks, on every call's path)
@@ -341,10 +357,10 @@ class Client:
         params: Dict[str, Any] = {"name": name, "arguments": arguments if arguments is not None else {}}
         if on_progress is not None:
             on_progress = wire.checked_progress(on_progress)
-        result = self._call("tools/call", params, timeout=timeout, on_progress=on_progress, max_timeout=max_timeout)
-        if type(result) is dict and result.get("resultType") == "task":  # a task: wait for it, in the timeout
-            return tasks.wait_for(self, result, timeout)
-        return ToolResult(result)
+        if not self.stateless.active and self.server_capabilities.get("tasks") is None:  # no tasks: one request
+            return ToolResult(self.session.request("tools/call", params, timeout=timeout, on_progress=on_progress,
+                                                   max_timeout=max_timeout))
+        return tasks.call_tool(self, params, timeout, on_progress, max_timeout)
 
     def submit_tool_call(self, name: str, arguments: Optional[Dict[str, Any]] = None, *,
                          timeout: Optional[float] = None, on_progress: Optional[ProgressCallback] = None,
@@ -385,15 +401,35 @@ class Client:
 
     def start_task(self, name: str, arguments: Optional[Dict[str, Any]] = None, *,
                    timeout: Optional[float] = None) -> "tasks.TaskHandle":
-        """Call a tool; return its :class:`~minimcp.client.tasks.TaskHandle` at once (``wait()``,
-        ``cancel()``; already done if the server answered at once, or has no tasks)."""
+        """Call a tool as a task; return the server's task at once, as a
+        :class:`~minimcp.client.tasks.TaskHandle` (``wait()``, ``refresh()``, ``cancel()``).
+
+        On a 2025-11-25 server the call asks for a task (``params.task``); on a 2026-07-28 one
+        the server decides, and may answer at once: then the handle has ``task_id`` None and
+        holds the result (``done``, ``result()``).
+
+        Raises:
+            CapabilityError: the server runs no tool as a task, or (2025-11-25) its
+                ``tools/list`` does not let this one run as a task; nothing was sent.
+            ProtocolError: the server answered with neither a task nor a tool result.
+        """
         self._require("tools")
-        result = self._call("tools/call", {"name": name, "arguments": arguments or {}}, timeout=timeout)
-        return tasks.handle_for(self, result)
+        return tasks.start_task(self, name, arguments, timeout)
 
     def task(self, task_id: str) -> "tasks.TaskHandle":
         """The handle of a task by its id: one started earlier, maybe by another connection."""
         return tasks.TaskHandle(self, task_id)
+
+    def _task_support(self, name: Any, timeout: Optional[float]) -> str:
+        """A tool's ``execution.taskSupport`` (``"forbidden"`` if unlisted), from the tool list
+        (fetched if the client has none, or the server said it changed)."""
+        tools = self._tools
+        if tools is None:
+            tools = self.list_tools(timeout=timeout)
+        known = self._task_supports
+        if known is None or known[0] is not tools:
+            known = self._task_supports = (tools, {tool.name: tool.task_support for tool in tools})
+        return known[1].get(name, "forbidden")
 
     def iter_resources(self, *, cursor: Optional[str] = None, timeout: Optional[float] = None) -> Iterator[Resource]:
         """Yield the server's resources, page by page (from ``cursor``)."""

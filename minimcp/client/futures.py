@@ -31,7 +31,7 @@ from concurrent.futures import CancelledError, Future
 from typing import TYPE_CHECKING, Any, Dict, Optional, cast
 
 from ..engine.threads import WorkerPool
-from ..errors import ConnectionClosed, MCPError, Timeout
+from ..errors import ConnectionClosed
 from ..logs import get_logger
 from . import tasks, wire
 from .results import ToolResult
@@ -102,7 +102,7 @@ class ToolCallFuture(Future[ToolResult]):
         if request_id is not None:
             self._client.session.cancel(request_id, "cancelled by the caller")
         if task is not None:
-            _cancel_task(task)
+            tasks.cancel_quietly(task)
         self.set_running_or_notify_cancel()  # wakes wait() and as_completed() (the executor's part)
         return True
 
@@ -147,6 +147,7 @@ class ToolCallFuture(Future[ToolResult]):
         params: Dict[str, Any] = {"name": name, "arguments": arguments if arguments is not None else {}}
         if on_progress is not None:
             on_progress = wire.checked_progress(on_progress)
+        send: Any
         if client.stateless.active:
             # The 2026-07-28 rounds (_meta, input_required, a stale header list) as the client's own
             # side runs them, but each request sent through this call, so its id is known to cancel().
@@ -154,29 +155,25 @@ class ToolCallFuture(Future[ToolResult]):
             side = StatelessSide(cast(Any, _Requests(self)), answers=shared.answers, capabilities=shared.capabilities,
                                  client_info=shared.client_info, refresh_tools=shared.refresh_tools)
             side.active, side.log_level = True, shared.log_level
-            result = side.call("tools/call", params, timeout=timeout, on_progress=on_progress,
-                               max_timeout=max_timeout)
+            send = side.call
         else:
-            result = self._request("tools/call", params, timeout, on_progress, max_timeout)
-        if type(result) is dict and result.get("resultType") == "task":
-            return self._wait_for_task(result, timeout)
-        return ToolResult(result)
+            def send(method: str, params: Dict[str, Any], timeout: Optional[float] = None,
+                     on_progress: Optional[ProgressCallback] = None, max_timeout: Optional[float] = None) -> Any:
+                return self._request(method, params, timeout, on_progress, max_timeout)
+        # What Client.call_tool does (a task asked for when the tool requires one, any task followed
+        # to its end, cancelled on timeout), with the task kept for cancel().
+        return tasks.call_tool(client, params, timeout, on_progress, max_timeout, send=send, on_task=self._keep_task)
 
-    def _wait_for_task(self, result: Dict[str, Any], timeout: Optional[float]) -> ToolResult:
-        # What tasks.wait_for does, with the handle kept for cancel().
-        task = tasks.handle(self._client, result)
+    def _keep_task(self, task: tasks.TaskHandle) -> None:
+        """Keep the call's task, so that cancel() cancels it (a cancel() that came as the
+        server answered cancelled no task: it is cancelled now)."""
         with self._lock:
-            cancelled = self._ended  # (cancel() came as the answer did: it cancelled no task)
+            cancelled = self._ended
             if not cancelled:
                 self._task, self._request_id = task, None
         if cancelled:
-            _cancel_task(task)
+            tasks.cancel_quietly(task)
             raise CancelledError()
-        try:
-            return task.wait(timeout)
-        except Timeout:  # spec basic/lifecycle "Timeouts": stop what we stop waiting for
-            _cancel_task(task)
-            raise
 
     def _end(self, result: Optional[ToolResult], error: Optional[BaseException]) -> None:
         with self._lock:
@@ -199,15 +196,6 @@ class _Requests:
 
     def __init__(self, future: ToolCallFuture) -> None:
         self.request = future._request
-
-
-def _cancel_task(task: tasks.TaskHandle) -> None:
-    """Ask the server to cancel a task (``tasks/cancel``); a failure is only logged: the
-    cancel or timeout that led here is the news."""
-    try:
-        task.cancel(timeout=5.0)
-    except MCPError as exc:
-        log.debug("cancelling task %s failed: %s", task.task_id, exc)
 
 
 class Calls:

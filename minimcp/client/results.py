@@ -29,10 +29,14 @@ class Tool:
         input_schema: the JSON Schema of the arguments.
         output_schema: the JSON Schema of ``structuredContent``, or ``None``.
         annotations: behaviour hints (``readOnlyHint`` ...), or ``{}``.
+        task_support: ``execution.taskSupport`` (2025-11-25 tasks): ``"required"`` (the
+            server runs it only as a task: :meth:`~minimcp.Client.call_tool` makes the task and
+            follows it), ``"optional"``, or ``"forbidden"`` (also when the server says nothing).
         raw: the whole dict from the wire.
     """
 
-    __slots__ = ("name", "title", "description", "input_schema", "output_schema", "annotations", "raw")
+    __slots__ = ("name", "title", "description", "input_schema", "output_schema", "annotations", "task_support",
+                 "raw")
 
     def __init__(self, raw: Dict[str, Any]) -> None:
         what = "a tool in tools/list"
@@ -43,6 +47,9 @@ class Tool:
         self.input_schema: Dict[str, Any] = field(raw, "inputSchema", dict, what) or {"type": "object"}
         self.output_schema: Optional[Dict[str, Any]] = field(raw, "outputSchema", dict, what)
         self.annotations: Dict[str, Any] = field(raw, "annotations", dict, what, {})
+        execution = raw.get("execution")
+        self.task_support: str = "forbidden" if execution is None else field(
+            obj(execution, f"{what}: execution"), "taskSupport", str, f"{what}: execution", "forbidden")
 
     def __repr__(self) -> str:
         return f"Tool(name={self.name!r}, description={self.description!r})"

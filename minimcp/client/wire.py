@@ -87,6 +87,10 @@ _SHAPES: Dict[str, Dict[str, Tuple[Any, bool]]] = {
     "notifications/resources/updated": {"uri": (str, True)},
     "notifications/subscriptions/acknowledged": {"notifications": ((dict, type(None)), False)},
     "notifications/elicitation/complete": {"elicitationId": (str, True)},
+    # a whole task: 2025-11-25 tasks, and the 2026-07-28 extension's (on a listen request)
+    "notifications/tasks/status": {"taskId": (str, True), "status": (str, True),
+                                   "statusMessage": (_OPTIONAL_STRING, False)},
+    "notifications/tasks": {"taskId": (str, True), "status": (str, True), "statusMessage": (_OPTIONAL_STRING, False)},
 }
 
 
@@ -117,8 +121,18 @@ def route(client: Any, method: str, params: Dict[str, Any]) -> None:
         return  # from a listen request we closed
     if method == "notifications/message":
         client.on_log(params)  # (a Client's default sends it to `logging`: Client._logs_to_logging)
-    elif method == "notifications/progress" and client.on_progress is not None:
-        client.on_progress(params)
+    elif method == "notifications/progress":
+        # a call made as a task (2025-11-25): its token outlives the tools/call request, so the
+        # session no longer knows it; the call's own callback is found here (client/tasks.py)
+        watch = client._task_progress.get(params["progressToken"]) if client._task_progress else None
+        if watch is not None:
+            watch.progress(params["progress"], params.get("total"), params.get("message"))
+        if client.on_progress is not None:
+            client.on_progress(params)
+    elif method in ("notifications/tasks/status", "notifications/tasks"):
+        task = client._tasks_followed.get(params["taskId"]) if client._tasks_followed else None
+        if task is not None:
+            task._notified(params)
     elif method == "notifications/resources/updated" and client.on_resource_updated is not None:
         client.on_resource_updated(params["uri"])
     elif method == "notifications/tools/list_changed":

@@ -749,5 +749,7 @@ class Session:
         self.connection_lost(ConnectionClosed("the session was closed"))
         self._dispatcher.close(5.0)
         if self._own_workers:
-            self._workers.shutdown(timeout=max(0.0, stragglers - time.monotonic()))
+            # At least a moment: an idle worker ends as soon as it is told, but a transport whose
+            # close() took the whole budget (a child slow to exit) must not leave it unjoined.
+            self._workers.shutdown(timeout=max(0.5, stragglers - time.monotonic()))
 
