@@ -25,6 +25,7 @@ UPDATED = "notifications/resources/updated"
 #: The list changes a bus may carry; after a reconnection, all of them (the lists may have changed).
 LISTS = ("notifications/tools/list_changed", "notifications/resources/list_changed",
          "notifications/prompts/list_changed")
+_CAPABILITY = dict(zip(LISTS, ("tools", "resources", "prompts")))
 
 
 class Audience:
@@ -87,12 +88,17 @@ class Audience:
             self._tell_updated(message["uri"])
         elif kind == "resync":  # the bus was away: what changed meanwhile is unknown, so say everything may have
             for method in LISTS:
-                self._tell_changed(method)
+                self._tell_changed(method, declared_only=True)
         elif kind == "task" and isinstance(message.get("taskId"), str) and self.on_task is not None:
             self.on_task(message)
 
-    def _tell_changed(self, method: str) -> None:
+    def _tell_changed(self, method: str, declared_only: bool = False) -> None:
         for connection in self.connections():
+            # A server sends no notification of a capability it did not declare (spec
+            # server/tools, prompts, resources: "listChanged"): a resync names every list.
+            if declared_only and _CAPABILITY[method] not in connection.server.capabilities(
+                    connection.protocol_version or "2025-11-25"):
+                continue
             connection.notify(method)
         for subscription in list(self.subscriptions):
             if subscription.wants(method):

@@ -70,6 +70,12 @@ class Backend(TaskStore):
         of the backend's, until :meth:`close`; ``{"kind": "resync"}`` after a reconnection."""
         raise NotImplementedError
 
+    def steady_for(self) -> float:
+        """Seconds the engine has answered this process without a failure. A worker reports
+        another's task ``failed`` for a lapsed lease only after a whole lease of this: after an
+        outage, the worker running the task needs that long to renew it."""
+        return float("inf")
+
     def close(self) -> None:
         """Stop listening and release connections; threads started here are joined."""
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, List, Optional, Union, cast
+from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, List, Optional, Tuple, Union, cast
 
 from ..engine.threads import join, start_thread
 from ..errors import BackendUnavailable, CapabilityError, RPCError
@@ -153,6 +153,10 @@ class TaskRunner:
         self._lease_thread: Any = None
         self._lease_stop = threading.Event()
         self._fallback_said = False  # "optional" tools run without a task while the store is away: logged once
+        #: task id -> a record whose last save failed (a shared store away): saved again at each renewal
+        self._unsaved: Dict[str, TaskRecord] = {}
+        #: task id -> (its overdue lease_until, when this worker first saw it overdue): see _check_lease
+        self._suspects: Dict[str, Tuple[float, float]] = {}
 
     # -- creating and running ---------------------------------------------------------------------
 
@@ -169,19 +173,26 @@ class TaskRunner:
             record.worker, record.lease_until = shared.worker_id, record.created + shared.lease
         task_ctx = TaskContext(ctx, self, record)
         created = dict(record.wire(), resultType="task")
-        self.store.save(record)  # durable before the answer (extension: "Task Creation")
-        with self._lock:
+        if self._closed:
+            raise _shutting_down()
+        self.store.save(record.copy() if shared is not None else record)  # durable before the answer
+        with self._lock:  # (extension: "Task Creation")
             if self._closed:
-                raise RPCError(INTERNAL_ERROR, "Internal error: the server is shutting down; try again later")
+                raise _shutting_down()
             self._live[record.task_id] = task_ctx
             self._queue.append((tool, arguments, task_ctx))
             self._threads = [thread for thread in self._threads if thread.is_alive()]
             if len(self._threads) < self.max_running:
                 self._threads.append(start_thread(self._work, "task"))
-            if shared is not None and (self._lease_thread is None or not self._lease_thread.is_alive()):
-                self._lease_stop.clear()
-                self._lease_thread = start_thread(self._renew, "task-lease")
+            if shared is not None:
+                self._renewing()
         return created
+
+    def _renewing(self) -> None:
+        """Have the lease thread run (under the lock): a task runs here, or a record waits to be saved."""
+        if self._lease_thread is None or not self._lease_thread.is_alive():
+            self._lease_stop.clear()
+            self._lease_thread = start_thread(self._renew, "task-lease")
 
     def fallback(self, exc: RPCError) -> None:
         """Say (once) that an ``optional`` task tool runs without a task because the store is away."""
@@ -195,7 +206,10 @@ class TaskRunner:
                 if not self._queue:
                     return
                 tool, arguments, ctx = self._queue.popleft()
-            self._run(tool, arguments, ctx)
+            try:
+                self._run(tool, arguments, ctx)
+            except Exception:  # (the runner's own bug: the queued tasks behind it still run)
+                log.exception("task %s: the runner failed", ctx.task.task_id)
 
     def _run(self, tool: Any, arguments: Dict[str, Any], ctx: TaskContext) -> None:
         outcome: Dict[str, Any] = {}
@@ -225,18 +239,20 @@ class TaskRunner:
     def _end(self, ctx: TaskContext, outcome: Dict[str, Any]) -> None:
         record = ctx.task
         with self._lock:
+            ended_here = not record.terminal  # (else cancelled meanwhile: what the tool returned is dropped)
+            if ended_here:
+                if "result" in outcome:
+                    record.status, record.result = "completed", outcome["result"]
+                elif "error" in outcome:
+                    record.status, record.error = "failed", outcome["error"]
+                    record.status_message = outcome["error"].get("message")
+                else:
+                    record.status = "cancelled"
+                record.input_requests, record.updated = {}, self.clock()
+        if ended_here:
+            self._changed(record, quiet=True)
+        with self._lock:  # (live until saved: until then this worker answers for it from memory)
             self._live.pop(record.task_id, None)
-            if record.terminal:  # cancelled meanwhile: what the tool returned is dropped
-                return
-            if "result" in outcome:
-                record.status, record.result = "completed", outcome["result"]
-            elif "error" in outcome:
-                record.status, record.error = "failed", outcome["error"]
-                record.status_message = outcome["error"].get("message")
-            else:
-                record.status = "cancelled"
-            record.input_requests, record.updated = {}, self.clock()
-        self._changed(record)
 
     # -- input requests ---------------------------------------------------------------------------------
 
@@ -250,7 +266,7 @@ class TaskRunner:
             if not ctx._batching:
                 record.status = "input_required"
             record.updated = self.clock()
-        self._changed(record)
+        self._changed(record, quiet=True)
 
     def _wait(self, ctx: TaskContext, timeout: Optional[float]) -> Dict[str, Any]:
         """Show every unanswered question and wait until all are answered (or the task is cancelled)."""
@@ -262,7 +278,7 @@ class TaskRunner:
             else:
                 changed = False
         if changed:
-            self._changed(record)
+            self._changed(record, quiet=True)
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._lock:
             while ctx.waiting and not ctx.is_cancelled:
@@ -287,10 +303,34 @@ class TaskRunner:
         if record is None or record.owner != owner_key(ctx.principal):
             raise RPCError(INVALID_PARAMS, f"Invalid params: no task {task_id!r} (unknown, or expired after its "
                                            f"ttlMs); start the call again")
-        if live is None and not record.terminal and record.lease_until is not None \
-                and self.clock() > record.lease_until:
-            record = self._lapsed(record)
+        if live is None and self.shared is not None and not record.terminal and record.lease_until is not None:
+            record = self._check_lease(record, self.shared)
         return record
+
+    def _check_lease(self, record: TaskRecord, shared: Backend) -> TaskRecord:
+        """``record`` (running on another worker) if its lease holds, else failed.
+
+        A lease overdue is a suspicion, not a death: the worker running the task may have been
+        cut off from Redis as everyone was (an outage, a failover), and needs a moment to renew
+        after it. The task fails only when the same overdue lease is seen again a whole lease
+        later, by a worker Redis has answered all that time (clocks of two machines may differ
+        a little: a third of a lease is allowed for it).
+        """
+        now, lease_until = time.monotonic(), cast(float, record.lease_until)
+        with self._lock:
+            if self.clock() <= lease_until + shared.lease / 3:
+                self._suspects.pop(record.task_id, None)
+                return record
+            seen = self._suspects.get(record.task_id)
+            if seen is None or seen[0] != lease_until:
+                if len(self._suspects) >= 10000:  # bounded: the oldest suspicion goes first
+                    self._suspects.pop(next(iter(self._suspects)))
+                self._suspects[record.task_id] = (lease_until, now)
+                return record
+            if now - seen[1] < shared.lease or shared.steady_for() < shared.lease:
+                return record
+            del self._suspects[record.task_id]
+        return self._lapsed(record)
 
     def _lapsed(self, record: TaskRecord) -> TaskRecord:
         """The worker running ``record`` stopped renewing its lease: the task has failed."""
@@ -319,6 +359,7 @@ class TaskRunner:
         responses = params.get("inputResponses")
         if type(responses) is not dict:
             raise RPCError(INVALID_PARAMS, 'Invalid params: "inputResponses" must be an object of answers by key')
+        elsewhere: Dict[str, Any] = {}
         with self._lock:
             live = self._live.get(record.task_id)
             if live is None and self.shared is not None and not record.terminal:
@@ -331,20 +372,21 @@ class TaskRunner:
                                                    f"{waiting[key]['method']}; nothing was taken, answer again")
             answered = [key for key in responses if key in waiting]
             if live is None:
-                if answered and self.shared is not None:  # it runs on another worker: to its inbox, then a wake-up
-                    self.shared.post(record.task_id, {"inputResponses": {key: responses[key] for key in answered}})
-                    self.shared.publish({"kind": "task", "taskId": record.task_id})
-                return {}
-            for key in answered:
-                live.answers[key] = responses[key]
-                del waiting[key]
-            if answered and not record.terminal:
-                record.input_requests = dict(waiting)
-                if not waiting:
-                    record.status = "working"
-                record.updated = self.clock()
-                self._lock.notify_all()
-        if answered:
+                elsewhere = {key: responses[key] for key in answered}
+            else:
+                for key in answered:
+                    live.answers[key] = responses[key]
+                    del waiting[key]
+                if answered and not record.terminal:
+                    record.input_requests = dict(waiting)
+                    if not waiting:
+                        record.status = "working"
+                    record.updated = self.clock()
+                    self._lock.notify_all()
+        if elsewhere and self.shared is not None:  # it runs on another worker: to its inbox, then a wake-up
+            self.shared.post(record.task_id, {"inputResponses": elsewhere})  # (Redis outside the lock)
+            self.shared.publish({"kind": "task", "taskId": record.task_id})
+        elif live is not None and answered:
             self._changed(record)
         return {}
 
@@ -373,18 +415,43 @@ class TaskRunner:
             ctx.task.status_message, ctx.task.updated = message, self.clock()
         self._changed(ctx.task)
 
-    def _changed(self, record: TaskRecord) -> TaskRecord:
-        """Save the record, and send it to those listening for this task (``notifications/tasks``),
-        here and on the other workers; return it as saved (the stored one, if that had ended)."""
-        kept = self.store.save(record)
+    def _changed(self, record: TaskRecord, quiet: bool = False, tell: bool = True) -> TaskRecord:
+        """Save the record, and tell those listening for this task (``notifications/tasks``), here
+        and on the other workers; return it as saved (the stored one, if that had ended).
+
+        With a shared store each save is a numbered snapshot taken under the lock (the store
+        drops one older than it holds). A save that fails is tried again at every lease renewal;
+        ``quiet`` (a task's own thread) goes on as if it had worked, so that a store away for a
+        moment costs the tool nothing, else the error is raised (the request needed the store).
+        """
+        shared = self.shared
+        with self._lock:
+            if shared is not None:
+                record.version += 1
+                snapshot = record.copy()
+            else:
+                snapshot = record
+        try:
+            kept = self.store.save(snapshot)
+        except RPCError:
+            with self._lock:
+                self._unsaved[record.task_id] = record
+                if shared is not None:
+                    self._renewing()
+            if quiet:
+                return record
+            raise
+        with self._lock:
+            if self._unsaved.get(record.task_id) is record and record.version <= snapshot.version:
+                del self._unsaved[record.task_id]
         if kept is not None:  # ended elsewhere (cancelled, or failed after its lease): that stands
             self._adopt(record, kept)
-            return record
-        with self._lock:
-            wire = record.wire()
-        self._tell(record.task_id, wire)
-        if self.shared is not None:
-            self.shared.publish({"kind": "task", "taskId": record.task_id, "task": wire})
+        if tell:
+            with self._lock:
+                wire = record.wire()
+            self._tell(record.task_id, wire)
+            if shared is not None:  # (the status only: a worker whose listeners want it reads the record)
+                shared.publish({"kind": "task", "taskId": record.task_id, "status": record.status})
         return record
 
     def _tell(self, task_id: str, wire: Dict[str, Any]) -> None:
@@ -406,14 +473,20 @@ class TaskRunner:
     # -- across workers (a shared store) ------------------------------------------------------------------
 
     def heard(self, message: Dict[str, Any]) -> None:
-        """A bus message about a task (from another worker): tell local listeners its new status,
-        and if the task runs here, reconcile it (its inbox, or its record cancelled)."""
+        """A bus message about a task (from another worker): tell the local listeners that want it
+        the task as stored, and if the task runs here, reconcile it (its inbox, or its record
+        cancelled). Nothing of the message but the task id is trusted."""
         task_id = message["taskId"]
-        wire = message.get("task")
-        if type(wire) is dict and wire.get("taskId") == task_id:
-            self._tell(task_id, wire)
-        if task_id in self._live:
-            self._reconcile(task_id)
+        try:
+            if self.shared is not None and any(subscription.wants("notifications/tasks", task_id)
+                                               for subscription in list(self.subscriptions)):
+                record = self.shared.load(task_id)
+                if record is not None:
+                    self._tell(task_id, record.wire())
+            if task_id in self._live:
+                self._reconcile(task_id)
+        except RPCError as exc:  # the store is away: the renewals reconcile later
+            log.debug("task %s: not reconciled now: %s", task_id, exc.message)
 
     def _reconcile(self, task_id: str) -> None:
         """Apply what other workers left for a task running here: answers from its inbox, and an
@@ -445,29 +518,31 @@ class TaskRunner:
                 record.updated = self.clock()
                 self._lock.notify_all()
         if answered:
-            self._changed(record)
+            self._changed(record, quiet=True)
 
     def _renew(self) -> None:
-        """Renew the lease of every task running here, every third of a lease, and reconcile each
-        (pub/sub is at-most-once: a wake-up lost on the bus is made up for here)."""
+        """Every third of a lease: renew the lease of every task running here and reconcile each
+        (pub/sub is at-most-once: a wake-up lost on the bus is made up for here), and save again
+        what a store away could not take. Ends when there is nothing of either."""
         store = self.shared
         assert store is not None  # started only for a shared store
         while not self._lease_stop.wait(store.lease / 3):
             with self._lock:
-                running = list(self._live.values())
-                if not running:
+                running = [ctx.task for ctx in self._live.values() if not ctx.task.terminal]
+                unsaved = [record for record in self._unsaved.values() if record.task_id not in self._live
+                           or record.terminal]
+                if not running and not unsaved and not self._live:
                     self._lease_thread = None
                     return
-            for ctx in running:
+                for record in running:
+                    record.lease_until = self.clock() + store.lease
+            for record in running + unsaved:
                 try:
-                    ctx.task.lease_until = self.clock() + store.lease
-                    kept = store.save(ctx.task)
-                    if kept is not None:
-                        self._adopt(ctx.task, kept)
-                    else:
-                        self._reconcile(ctx.task.task_id)
-                except RPCError as exc:  # the store is away: try again at the next renewal
-                    log.warning("task %s: lease not renewed: %s", ctx.task.task_id, exc.message)
+                    self._changed(record, tell=record.terminal)
+                    if record.task_id in self._live and not record.terminal:
+                        self._reconcile(record.task_id)
+                except RPCError as exc:  # the store is away: at the next renewal, then
+                    log.warning("task %s: not saved (lease renewal): %s", record.task_id, exc.message)
 
     subscriptions: Any = ()  # set by runner_for(): the server's open listen requests
 
@@ -482,14 +557,25 @@ class TaskRunner:
             self._queue.clear()
             self._lock.notify_all()
             threads, self._threads = self._threads, []
-        for record in ended:
-            self.store.save(record)
-        self._lease_stop.set()
         deadline = time.monotonic() + timeout
-        for thread in [*threads, self._lease_thread]:
-            join(thread, max(0.0, deadline - time.monotonic()))
-        with self._lock:
-            self._closed = False
+        try:
+            for record in ended:  # best effort, within the deadline: a store away must not hold the shutdown
+                if time.monotonic() > deadline:
+                    break
+                try:
+                    self._changed(record, tell=False)
+                except RPCError as exc:
+                    log.warning("task %s: its end not saved at shutdown: %s", record.task_id, exc.message)
+        finally:
+            self._lease_stop.set()
+            for thread in [*threads, self._lease_thread]:
+                join(thread, max(0.0, deadline - time.monotonic()))
+            with self._lock:
+                self._closed = False
+
+
+def _shutting_down() -> RPCError:
+    return RPCError(INTERNAL_ERROR, "Internal error: the server is shutting down; try again later")
 
 
 class _Cancelled(Exception):
@@ -515,11 +601,13 @@ def close(server: Any) -> None:
     """Close the server's task runner, if it has one (its running tasks end cancelled), and stop
     its backend's threads (a later use starts them again)."""
     runner = server.__dict__.get("tasks")
-    if runner is not None:
-        runner.close()
-    backend = getattr(server, "backend", None)
-    if backend is not None:
-        backend.close()
+    try:
+        if runner is not None:
+            runner.close()
+    finally:
+        backend = getattr(server, "backend", None)
+        if backend is not None:
+            backend.close()
 
 
 def listen_task_ids(server: Any, task_ids: List[Any], ctx: Any) -> List[Any]:
@@ -569,8 +657,8 @@ def call_tool(connection: Any, params: Dict[str, Any], ctx: Context) -> Dict[str
     try:
         return runner.start(tool, arguments or {}, ctx)
     except BackendUnavailable as exc:  # task creation is the server's choice per request (extension)
-        if support == "required":
-            raise
+        if support == "required" or getattr(tool.fn, "__minimcp_task_later__", False):
+            raise  # (a tool that asks first becomes a task in its call: run plain, it would ask for ever)
         runner.fallback(exc)
         return _plain_call(connection, params, ctx, tool)
 

@@ -41,10 +41,12 @@ class TaskRecord:
             that no one else can see it.
         worker, lease_until: with a shared backend, the worker running it and the time (seconds
             since the epoch) until which that worker vouches for it; past it, the task is failed.
+        version: how many times it was saved: a store drops a snapshot of a running task older
+            than the one it holds (they may arrive out of order from the threads of one worker).
     """
 
     __slots__ = ("task_id", "status", "status_message", "created", "updated", "ttl_ms", "poll_interval_ms",
-                 "input_requests", "result", "error", "owner", "worker", "lease_until")
+                 "input_requests", "result", "error", "owner", "worker", "lease_until", "version")
 
     def __init__(self, task_id: str, created: float, ttl_ms: Optional[int], poll_interval_ms: int,
                  owner: Optional[str] = None) -> None:
@@ -61,6 +63,7 @@ class TaskRecord:
         self.owner: Optional[str] = owner  # owner_key() of the principal that created it (compared, never shown)
         self.worker: Optional[str] = None
         self.lease_until: Optional[float] = None
+        self.version: int = 0
 
     @property
     def terminal(self) -> bool:
@@ -87,6 +90,13 @@ class TaskRecord:
             task["error"] = self.error
         return task
 
+    def copy(self) -> TaskRecord:
+        """A snapshot of this record (what a save sends, taken while no one changes it)."""
+        twin = TaskRecord.__new__(TaskRecord)
+        for name in self.__slots__:
+            setattr(twin, name, getattr(self, name))
+        return twin
+
     def to_json(self) -> str:
         """The whole record as JSON text, for a store outside this process (:meth:`from_json` reads it)."""
         return json.dumps({name: getattr(self, name) for name in self.__slots__}, separators=(",", ":"))
@@ -99,6 +109,7 @@ class TaskRecord:
         for name in cls.__slots__:
             setattr(record, name, fields.get(name))
         record.input_requests = record.input_requests or {}
+        record.version = record.version or 0
         return record
 
     def __repr__(self) -> str:
@@ -106,15 +117,26 @@ class TaskRecord:
 
 
 def owner_key(principal: Any) -> Optional[str]:
-    """The stable key a task's owner is stored and compared as: ``issuer subject`` for a
-    verified token's :class:`~minimcp.server.auth.protection.Principal` (so a refreshed token of
-    the same user is the same owner, on any worker), else ``str(principal)``; None for none."""
+    """The stable key a task's owner is stored and compared as, the same on every worker.
+
+    A verified token's :class:`~minimcp.server.auth.protection.Principal` (anything with a
+    ``subject``) is its issuer and subject, so a refreshed token of the same user is the same
+    owner; a string is itself; any other principal an ``auth`` hook returns is its ``str()``,
+    which must then name the caller uniquely (an object without a ``__str__`` of its own has
+    none that lasts: it is refused). Each kind is tagged, so no two kinds can collide.
+
+    Raises:
+        TypeError: the principal has no stable name (give its class a ``__str__``).
+    """
     if principal is None:
         return None
     subject = getattr(principal, "subject", None)
     if isinstance(subject, str):
-        return f"{getattr(principal, 'issuer', None) or ''} {subject}"
-    return str(principal)
+        return json.dumps(["token", getattr(principal, "issuer", None) or "", subject])
+    if not isinstance(principal, str) and getattr(type(principal), "__str__", None) is object.__str__:
+        raise TypeError(f"a task's owner must have a stable name: {type(principal).__name__} (the auth hook's "
+                        f"principal) has no __str__ of its own; give it one that names the caller, or a subject")
+    return json.dumps(["name", str(principal)])
 
 
 class TaskStore:
@@ -162,12 +184,16 @@ class MemoryTaskStore(TaskStore):
         return len(self._records)
 
     def save(self, record: TaskRecord) -> Optional[TaskRecord]:
-        """Keep ``record`` (unless the stored one has ended: that one is returned), dropping
-        expired records and, when full, the oldest ended ones."""
+        """Keep ``record`` (unless the stored one has ended: that one is returned; or a running
+        one's snapshot is older than the stored one: it is dropped), dropping expired records and,
+        when full, the oldest ended ones."""
         with self._lock:
             kept = self._records.get(record.task_id)
-            if kept is not None and kept is not record and kept.terminal:
-                return kept
+            if kept is not None and kept is not record:
+                if kept.terminal:
+                    return kept
+                if not record.terminal and kept.version > record.version:
+                    return None
             self._records[record.task_id] = record
             self._purge()
         return None
