@@ -290,6 +290,48 @@ class Server:
         """Tell the clients subscribed to ``uri`` that it changed (``notifications/resources/updated``)."""
         self._audience.updated(uri)
 
+    # -- MCP Apps (the io.modelcontextprotocol/ui extension: server/apps.py) --------------------
+
+    def ui_resource(self, uri: str, **options: Any) -> Callable[[F], F]:
+        """Register a function as an MCP App's view: it returns the HTML the host renders.
+
+        Example::
+
+            @server.ui_resource("ui://counter/view.html", prefers_border=True)
+            def counter_view() -> str:
+                return Path("counter.html").read_text()
+
+        ``options`` are those of :func:`minimcp.server.apps.add_ui_resource`: ``csp``,
+        ``permissions``, ``domain``, ``prefers_border``, and those of :meth:`add_resource`.
+        """
+        from .apps import add_ui_resource  # late: a server without apps never loads it
+
+        def register(func: F) -> F:
+            add_ui_resource(self, func, uri, **options)
+            return func
+
+        return register
+
+    def ui_tool(self, resource_uri: str, **options: Any) -> Callable[[F], F]:
+        """Register a function as a tool whose results the view at ``resource_uri`` shows.
+
+        Example::
+
+            @server.ui_tool("ui://counter/view.html", visibility=["app"])   # only the view calls it
+            def increment(by: int = 1) -> dict:
+                ...
+
+        ``options`` are those of :func:`minimcp.server.apps.add_ui_tool` (``visibility``) and
+        those of :meth:`add_tool`.
+        """
+        from .apps import add_ui_tool  # late: a server without apps never loads it
+
+        def register(func: F) -> F:
+            add_ui_tool(self, func, resource_uri, **options)
+            return func
+
+        return register
+
     # -- prompts --------------------------------------------------------------------------
 
     if TYPE_CHECKING:  # as for tool()
@@ -410,6 +452,9 @@ class Server:
             caps["tools"] = {"listChanged": True}
         if self._completers and knows(version, "completions"):
             caps["completions"] = {}
+        apps = self.__dict__.get("apps")  # MCP Apps: declared in every version (server/apps.py, SEP-1724)
+        if apps is not None:
+            caps["extensions"] = {apps.EXTENSION: apps.settings()}
         return caps
 
     def initialize_result(self, version: str) -> Dict[str, Any]:

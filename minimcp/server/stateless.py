@@ -105,13 +105,15 @@ def discover(connection: ServerConnection, params: Dict[str, Any], ctx: Context)
 
 
 def declared_extensions(server: Server) -> Dict[str, Dict[str, Any]]:
-    """The extensions this server declares: tasks when a tool runs as one, skills once published."""
+    """The extensions this server declares: tasks when a tool runs as one, skills once published,
+    MCP Apps once a view or a tool with one is registered (which ``initialize`` declares too)."""
     extensions: Dict[str, Dict[str, Any]] = {}
     if any(tool.task for tool in server.tools()):
         extensions[TASKS_EXTENSION] = {}
-    skills = server.__dict__.get("skills")
-    if skills is not None:
-        extensions[skills.EXTENSION] = skills.settings()
+    for name in ("skills", "apps"):
+        extension = server.__dict__.get(name)
+        if extension is not None:
+            extensions[extension.EXTENSION] = extension.settings()
     return extensions
 
 
