@@ -204,10 +204,19 @@ def oidc_provider_pinning():
     yield from running(pin_scopes=True)
 
 
+#: Why the official SDK's venv has no OpenTelemetry SDK (pip's last words), or None once it has one.
+SDK_OTEL_MISSING = None
+
+
 @pytest.fixture(scope="session")
 def official_sdk():
     """The python of a throwaway venv holding the official SDK (``mcp``), made once and cached;
-    skipped, saying why, when pip cannot install it."""
+    skipped, saying why, when pip cannot install it.
+
+    The OpenTelemetry SDK is added beside it (the tracing interop tests record the official
+    side's spans with it; ``mcp`` brings only the API); when pip cannot add it, only those tests
+    are skipped, with pip's reason (``SDK_OTEL_MISSING``)."""
+    global SDK_OTEL_MISSING
     python = os.path.join(SDK_VENV, "bin", "python")
     check = [python, "-c", f"import importlib.metadata as m; assert m.version('mcp') == '{SDK_VERSION}'"]
     if not os.path.exists(python) or subprocess.run(check, capture_output=True).returncode != 0:
@@ -217,4 +226,14 @@ def official_sdk():
                                   text=True, timeout=600)
         if made.returncode != 0:
             pytest.skip(f"cannot install mcp=={SDK_VERSION} into {SDK_VENV}: {made.stderr[-300:]}")
+    if subprocess.run([python, "-c", "import opentelemetry.sdk.trace"], capture_output=True).returncode != 0:
+        # The SDK of the API version mcp brought, so pip changes nothing of what mcp runs on.
+        api = subprocess.run([python, "-c", "import importlib.metadata as m; print(m.version('opentelemetry-api'))"],
+                             capture_output=True, text=True).stdout.strip()
+        try:
+            added = subprocess.run([python, "-m", "pip", "install", "-q", f"opentelemetry-sdk=={api}" if api
+                                    else "opentelemetry-sdk"], capture_output=True, text=True, timeout=300)
+            SDK_OTEL_MISSING = None if added.returncode == 0 else added.stderr[-300:] or "pip failed"
+        except subprocess.TimeoutExpired:
+            SDK_OTEL_MISSING = "pip install opentelemetry-sdk took over 300 s"
     return python

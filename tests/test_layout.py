@@ -199,6 +199,7 @@ DOCUMENTED = {
     "minimcp.integrations.hub": ["ToolHub"],
     "minimcp.integrations.adapters": ["to_anthropic_tools", "to_openai_chat_tools", "handle_anthropic_call"],
     "minimcp.protocol.jsonrpc": ["parse", "encode", "Request", "INVALID_PARAMS"],
+    "minimcp.engine.tracing": ["tracing", "session_digest"],
 }
 
 

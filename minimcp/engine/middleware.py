@@ -62,17 +62,19 @@ class OutgoingRequest:
         session: the :class:`~minimcp.engine.session.Session` it goes out on.
         method: its method name.
         params: its params (a dict; a middleware may change it before ``call_next``).
+        request_id: the JSON-RPC id it goes out with.
     """
 
-    __slots__ = ("session", "method", "params")
+    __slots__ = ("session", "method", "params", "request_id")
 
     #: True: this side sends it (a :class:`~minimcp.engine.inflight.RequestContext` says False).
     outgoing = True
 
-    def __init__(self, session: Session, method: str, params: Dict[str, Any]) -> None:
+    def __init__(self, session: Session, method: str, params: Dict[str, Any], request_id: int = 0) -> None:
         self.session: Session = session
         self.method: str = method
         self.params: Dict[str, Any] = params
+        self.request_id: int = request_id
 
     def __repr__(self) -> str:
         return f"<OutgoingRequest method={self.method!r}>"

@@ -578,12 +578,15 @@ class Session:
         if self.middleware:
             from .middleware import OutgoingRequest, through  # (loaded once a middleware is added)
 
+            if request_id is None:  # known before the middleware runs: a tracer names the request by it
+                request_id = self._outgoing.new_id()
+
             def send(passed: OutgoingRequest) -> Any:
                 sent = passed.params if passed.params or params is not None else None  # (none stays none)
                 return self._request(passed.method, sent, timeout, on_progress, max_timeout,
-                                     related_to, request_id, cancellable)
+                                     related_to, passed.request_id, cancellable)
 
-            return through(self.middleware, OutgoingRequest(self, method, dict(params or ())), send)
+            return through(self.middleware, OutgoingRequest(self, method, dict(params or ()), request_id), send)
         return self._request(method, params, timeout, on_progress, max_timeout, related_to, request_id, cancellable)
 
     def _request(self, method: str, params: Optional[Dict[str, Any]], timeout: Optional[float],

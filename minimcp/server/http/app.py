@@ -435,6 +435,7 @@ class MCPApp:
             # after the prefix that names this worker.
             session_id = self.session_id_prefix + secrets.token_urlsafe(24)
             connection = self._new_connection(principal, session=True)
+            connection.session.transport.session_id = session_id  # (a tracer names the session by it)
             with self._lock:
                 self.sessions[session_id] = connection
                 self._last_used[session_id] = time.monotonic()

@@ -560,6 +560,8 @@ class HTTPSessionTransport(Transport):
 
     def __init__(self, store: EventStore, standalone: bool = True) -> None:
         self.store = store
+        #: The ``Mcp-Session-Id`` of the HTTP session it serves (set by the app), or None.
+        self.session_id: Optional[str] = None
         # The key the store bounds this session's events by (EventStore.bind): never sent anywhere.
         # A one-POST connection has one stream, bounded alone (and a POST spends no draw on it).
         self.session_key: Optional[str] = f"{_STREAM_IDS.getrandbits(64):016x}" if standalone else None
