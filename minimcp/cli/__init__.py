@@ -79,7 +79,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # The commands that connect to no server, each module's (parse, run); late: the others never need them.
     local: Optional[Tuple[Callable[[Sequence[str]], argparse.Namespace], Callable[[argparse.Namespace], int]]] = None
-    if argv and argv[0] in LOCAL_COMMANDS:  # install, servers, run
+    if argv and argv[0] == "proxy":  # other servers served as one (minimcp/cli/proxy.py)
+        from . import proxy
+        local = proxy.parse, proxy.run
+    elif argv and argv[0] in LOCAL_COMMANDS:  # install, servers, run
         from . import install
         local = install.parse, install.run
     elif argv and argv[0] in _SHIP_COMMANDS:  # bundle, registry: a server packaged for others

@@ -1,0 +1,162 @@
+"""``minimcp proxy``: serve other MCP servers as one, or carry one server to another transport.
+
+::
+
+    minimcp proxy --transport http --port 8000 -- npx -y @modelcontextprotocol/server-everything
+    minimcp proxy --transport http --port 8000 --config .mcp.json
+    minimcp proxy https://example.com/mcp
+
+One server (``-- COMMAND``, a URL or a config name) is served under its own names: a
+bridge from stdio to Streamable HTTP, or from HTTP to stdio for a host that only starts
+stdio servers. ``--config FILE`` alone serves every server of that host config file, each
+under its name (``name__tool``, resource URIs ``name+uri``). The work is
+:class:`minimcp.integrations.proxy.ProxyServer`'s; this module only reads the command line.
+"""
+
+import argparse
+import errno
+import sys
+from typing import Any, List, NoReturn, Sequence, Tuple
+
+from .command_line import EXIT_OK, EXIT_USAGE, UsageError
+from .output import show_logs
+
+SUMMARY = "serve other MCP servers as one (stdio or HTTP), or one server over another transport"
+
+_EPILOG = """\
+the servers:
+  -- SERVER_COMMAND ...  a stdio server to start; always last, after the first "--"
+  URL                    an http(s):// server
+  NAME [NAME ...]        servers of a host config file (--config FILE), each under its name
+  --config FILE alone    every server of that file, each under its name
+
+examples:
+  minimcp proxy --transport http --port 8000 -- npx -y @modelcontextprotocol/server-everything
+  minimcp proxy --transport http --port 8000 --config .mcp.json
+  minimcp proxy https://example.com/mcp          (a remote server, for a host that speaks stdio)
+
+names:
+  one server keeps its names; several are named NAME__tool and NAME__prompt, their
+  resources NAME+uri (a server that is down fails its tools with a message naming it,
+  and is tried again on the next call)
+
+exit status:
+  0 stopped (Ctrl-C, SIGTERM, or stdin closed); 2 bad command line; 130 interrupted.
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0: {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``minimcp proxy``."""
+    parser = _Parser(prog="minimcp proxy", description=SUMMARY[0].upper() + SUMMARY[1:] + ".",
+                     usage="minimcp proxy [options] (-- SERVER_COMMAND [ARG ...] | URL | NAME ... | --config FILE)",
+                     epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
+    parser.add_argument("targets", nargs="*", metavar="URL|NAME", help=argparse.SUPPRESS)
+    parser.add_argument("--config", metavar="FILE", help="the host config file of the servers named, or (alone) "
+                                                          "whose every server is served")
+    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio",
+                        help="stdio (the default): serve on stdin and stdout, as a host starts it; http: "
+                             "serve Streamable HTTP at http://HOST:PORT/mcp until Ctrl-C")
+    parser.add_argument("--name", default="minimcp-proxy", help="the proxy's serverInfo name")
+    parser.add_argument("--start-timeout", metavar="SECONDS", type=_seconds, default=10.0,
+                        help="seconds each server has to start and answer (default: 10)")
+    parser.add_argument("--timeout", metavar="SECONDS", type=_seconds, default=60.0,
+                        help="seconds a forwarded request waits for its answer; progress extends it (default: 60)")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="show only errors on stderr (and, with http, not where it serves)")
+    parser.add_argument("--trace", action="store_true",
+                        help="on an unexpected error, show the traceback (and the proxy's debug log)")
+    http = parser.add_argument_group("with --transport http")
+    http.add_argument("--host", default="127.0.0.1", help="the address to bind (default 127.0.0.1)")
+    http.add_argument("--port", type=int, default=8000, help="the port (default 8000; 0 picks a free one)")
+    return parser
+
+
+def parse(argv: Sequence[str]) -> argparse.Namespace:
+    """Parse ``proxy`` and its words (``argv[0]`` is ``"proxy"``); the words after the first
+    ``--`` are a stdio server's command.
+
+    Raises:
+        SystemExit: for ``--help`` and bad usage (status 2).
+    """
+    argv = list(argv)
+    command: List[str] = []
+    separated = "--" in argv
+    if separated:
+        cut = argv.index("--")
+        argv, command = argv[:cut], argv[cut + 1:]
+    parser = build_parser()
+    args = parser.parse_args(argv[1:])
+    args.command, args.server_command = "proxy", command
+    if separated and not command:
+        parser.error("nothing after --: put the server's command there")
+    if command and args.targets:
+        parser.error(f"give a command after -- or a URL/NAME, not both ({args.targets[0]!r})")
+    if not (command or args.targets or args.config):
+        parser.error("no server given: a command after --, a URL, a NAME, or --config FILE")
+    return args
+
+
+def mounts(args: argparse.Namespace) -> List[Tuple[str, Any]]:
+    """The ``(prefix, target)`` pairs the command line names: one server unprefixed, or each of
+    several under its config name.
+
+    Raises:
+        UsageError: a URL given with others, or ``--config FILE`` with no servers.
+    """
+    if args.server_command:
+        return [("", list(args.server_command))]
+    urls = [target for target in args.targets if target.split(":", 1)[0] in ("http", "https")]
+    if urls and len(args.targets) > 1:
+        raise UsageError("a URL is served alone; give several servers as names in a --config file")
+    if len(args.targets) == 1:
+        return [("", args.targets[0])]
+    if args.targets:
+        return [(name, name) for name in args.targets]
+    from ..client.config import load_config
+
+    names = list(load_config(args.config, strict=False))
+    if not names:
+        raise UsageError(f"{args.config} defines no servers")
+    return [(name, name) for name in names]
+
+
+def run(args: argparse.Namespace) -> int:
+    """Connect the servers, say which answered (on stderr), and serve them until stopped."""
+    show_logs(trace=args.trace, quiet=args.quiet)  # warnings and errors on stderr, never stdout
+    from ..integrations.proxy import ProxyServer
+
+    proxy = ProxyServer(args.name, start_timeout=args.start_timeout, call_timeout=args.timeout, config=args.config)
+    for prefix, target in mounts(args):
+        proxy.mount(prefix, target)
+    for prefix, error in proxy.start().items():  # (one that failed was logged: a warning says why)
+        if error is None and not args.quiet:
+            print(f"minimcp proxy: serving {proxy.mounts[prefix].label}", file=sys.stderr)
+    try:
+        if args.transport == "stdio":
+            proxy.run()
+        else:
+            try:
+                proxy.run("http", host=args.host, port=args.port, quiet=args.quiet)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE or getattr(exc, "winerror", None) == 10048:
+                    raise UsageError(f"port {args.port} is in use on {args.host}; choose another with --port, "
+                                     f"or --port 0 for any free one") from None
+                raise
+    finally:
+        proxy.close()
+    return EXIT_OK
