@@ -18,6 +18,7 @@ import pytest
 
 import minimcp
 from minimcp.client.config import find_server
+from minimcp.integrations import hosts as host_files
 
 from conftest import PY, ROOT, example
 
@@ -266,7 +267,7 @@ def test_writing_toml_without_tomlkit_says_what_to_install(home):
     out = subprocess.run([PY, "-c", BLOCK_TOMLKIT, "install", "codex", WEATHER, "--name", "weather"],
                          capture_output=True, text=True, env=env, cwd=project, timeout=60)
     assert out.returncode == 1
-    assert (f"writing {path} (TOML) needs the tomlkit package: pip install 'tomlkit>=0.11' (minimcp's toml extra)"
+    assert (f"writing {path} (TOML) needs the tomlkit package: pip install 'tomlkit>=0.11.6' (minimcp's toml extra)"
             in out.stderr)
     assert path.read_text(encoding="utf-8") == before
     # Reading needs no extra where the standard library has tomllib (3.11+); before, it says the same.
@@ -277,7 +278,7 @@ def test_writing_toml_without_tomlkit_says_what_to_install(home):
     if sys.version_info >= (3, 11):
         assert row["name"] == "weather" and row["command"] == INSTALLED
     else:
-        assert "pip install 'tomlkit>=0.11'" in row["error"]
+        assert "pip install 'tomlkit>=0.11.6'" in row["error"]
 
 
 def test_the_host_files_each_os_uses(home, monkeypatch):
@@ -304,3 +305,101 @@ def test_the_host_files_each_os_uses(home, monkeypatch):
         assert out.returncode == 0 and f"added server 'w' in {path}" in out.stdout, out.stderr
     out = cli(["install", "windsurf", WEATHER, "--scope", "project"], env, project)
     assert out.returncode == 1 and "Windsurf has no 'project' config; use user" in out.stderr
+
+
+# -- what an install must never do to a file --------------------------------------------------------
+
+
+def test_codex_root_keys_after_dotted_server_keys_stay_at_the_root(home):
+    """`mcp_servers.a.command = "x"` then `model = "o3"`: tomlkit put the new [mcp_servers.NAME] table
+    between them, and `model` became a key of the new server. The result is read back, and the table
+    goes at the end of the file instead."""
+    home, project, env = home
+    path = home / ".codex" / "config.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text('mcp_servers.docs.command = "docs-srv"  # my docs\nmodel = "o3"\n', encoding="utf-8")
+    out = cli(["install", "codex", WEATHER, "--name", "weather"], env, project)
+    assert out.returncode == 0, out.stderr
+    text = path.read_text(encoding="utf-8")
+    assert toml(text) == {"model": "o3", "mcp_servers": {"docs": {"command": "docs-srv"},
+                                                        "weather": {"command": PY, "args": INSTALLED[1:]}}}
+    assert text.startswith('mcp_servers.docs.command = "docs-srv"  # my docs\nmodel = "o3"\n')
+
+
+def test_a_toml_file_that_would_not_read_back_right_is_left_alone_with_the_entry_to_add(home):
+    """Replacing a server written as dotted keys, followed by a root key: no edit reads back as the
+    old document plus the entry, so nothing is written and the error shows the table to add."""
+    home, project, env = home
+    path = home / ".codex" / "config.toml"
+    path.parent.mkdir(parents=True)
+    before = 'mcp_servers.weather.command = "old-weather"\nmodel = "o3"\n'
+    path.write_text(before, encoding="utf-8")
+    out = cli(["install", "codex", "--name", "weather", "--force", "--", "python", "w.py"], env, project)
+    assert out.returncode == 1 and f"minimcp cannot edit {path} safely; add this entry by hand" in out.stderr
+    assert path.read_text(encoding="utf-8") == before and not (path.parent / "config.toml.bak").exists()
+    with pytest.raises(minimcp.ConfigError) as caught:
+        host_files.plan_install(host_files.host("codex"), "weather", {"command": "python", "args": ["w.py"], "env": {"K": "v"}},
+                     path=str(path), force=True)
+    assert str(caught.value) == (f"minimcp cannot edit {path} safely; add this entry by hand:\n[mcp_servers.weather]\n"
+                                 f'command = "python"\nargs = ["w.py"]\nenv = {{ K = "v" }}')
+
+
+def test_codex_force_keeps_the_comment_that_introduces_the_next_table(home):
+    home, project, env = home
+    path = home / ".codex" / "config.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text('[mcp_servers.weather]\ncommand = "old-weather"\n\n# the docs server, for the agent\n'
+                    '[mcp_servers.docs]\nurl = "https://docs.example/mcp"\n', encoding="utf-8")
+    out = cli(["install", "codex", "--name", "weather", "--force", "--", "python", "w.py"], env, project)
+    assert out.returncode == 0, out.stderr
+    text = path.read_text(encoding="utf-8")
+    assert "\n\n# the docs server, for the agent\n[mcp_servers.docs]\n" in text
+    assert toml(text)["mcp_servers"] == {"weather": {"command": "python", "args": ["w.py"]},
+                                         "docs": {"url": "https://docs.example/mcp"}}
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions and symbolic links")
+@pytest.mark.parametrize("host", ["codex", "zed"])
+def test_a_private_file_stays_private_and_a_link_stays_a_link(home, host):
+    """A 0600 config holds tokens: the new file and its backup stay 0600. A config that is a symbolic
+    link (to a dotfiles repository, say) is written through: the link stays, its target changes."""
+    home, project, env = home
+    path = HOSTS[host][0](home, project)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    real = home / "dotfiles" / path.name
+    real.parent.mkdir()
+    real.write_text(HOSTS[host][3], encoding="utf-8")
+    real.chmod(0o600)
+    path.symlink_to(real)
+    out = cli(["install", host, WEATHER, "--name", "weather"], env, project)
+    assert out.returncode == 0, out.stderr
+    assert path.is_symlink() and os.readlink(path) == str(real)
+    assert "weather" in HOSTS[host][1](real.read_text(encoding="utf-8"))[HOSTS[host][2]]
+    backup = real.parent / (real.name + ".bak")
+    assert f"the previous file is kept as {backup}" in out.stdout
+    assert backup.read_text(encoding="utf-8") == HOSTS[host][3]
+    assert (real.stat().st_mode & 0o777, backup.stat().st_mode & 0o777) == (0o600, 0o600)
+    assert sorted(os.listdir(real.parent)) == [real.name, backup.name]  # no temporary file left behind
+
+
+@pytest.mark.parametrize("host, before", [
+    ("zed", '\ufeff// Zed settings\r\n{\r\n  "theme": "One Dark", // my theme\r\n}\r\n'),
+    ("codex", '\ufeff# my Codex settings\r\nmodel = "o3"\r\n\r\n[profiles.fast]\r\nmodel = "o4-mini"\r\n'),
+], ids=["zed", "codex"])
+def test_line_endings_and_byte_order_mark_are_kept_and_backups_are_exact_and_never_overwritten(home, host, before):
+    home, project, env = home
+    path = HOSTS[host][0](home, project)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(before.encode("utf-8"))
+    out = cli(["install", host, WEATHER, "--name", "weather"], env, project)
+    assert out.returncode == 0, out.stderr
+    written = path.read_bytes()
+    assert written.startswith(b"\xef\xbb\xbf") and written.count(b"\n") == written.count(b"\r\n") > 5
+    assert "weather" in HOSTS[host][1](written.decode("utf-8-sig"))[HOSTS[host][2]]
+    backup = path.parent / (path.name + ".bak")
+    assert backup.read_bytes() == before.encode("utf-8")  # byte for byte
+    out = cli(["install", host, WEATHER, "--name", "weather2"], env, project)
+    assert out.returncode == 0, out.stderr
+    assert f"the previous file is kept as {backup}.1" in out.stdout
+    assert backup.read_bytes() == before.encode("utf-8")  # the first backup is kept ...
+    assert (path.parent / (path.name + ".bak.1")).read_bytes() == written  # ... and the second is the first edit

@@ -14,11 +14,13 @@ import base64
 import dataclasses
 import datetime as dt
 import decimal
+import enum
 import json
 import pathlib
+import re
 import textwrap
 import uuid
-from typing import Dict, List, NamedTuple, Optional, Tuple, TypedDict
+from typing import Dict, List, NamedTuple, Optional, Tuple, TypedDict, Union
 
 import pytest
 
@@ -112,6 +114,21 @@ class Trip:
     stops: List[Stop]
 
 
+@dataclasses.dataclass
+class Naive:
+    at: dt.datetime
+    start: dt.time
+    day: dt.date
+
+
+class Shade(str, enum.Enum):
+    RED = "red"
+
+
+class Level(enum.IntEnum):
+    ONE = 1
+
+
 def make_server() -> Server:
     server = Server("value-types")
 
@@ -161,6 +178,14 @@ def make_server() -> Server:
     @server.tool()
     def png() -> bytes:
         return b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
+
+    @server.tool()
+    def keyed() -> dict:
+        return {ID: 1, WHEN.date(): 2, Shade.RED: 3, 4: 4, True: 5}
+
+    @server.tool()
+    def naive() -> Naive:
+        return Naive(dt.datetime(2024, 5, 1, 9, 30), dt.time(9, 30), dt.date(2024, 5, 1))
 
     return server
 
@@ -274,15 +299,18 @@ def test_a_nested_result_is_sent_as_json_text_and_matches_its_schema(client, too
     result = client.call_tool("trip", {"trip": {"stops": stops}})
     assert not result.is_error, result.text
     assert result.structured == {"stops": [{"at": "2024-05-01T09:30:00+00:00", "place": "A"}]}
-    assert tools["trip"].output_schema["properties"]["stops"]["items"]["properties"]["at"] == \
-        {"type": "string", "format": "date-time"}
+    assert tools["trip"].output_schema["properties"]["stops"]["items"]["properties"]["at"] == {"type": "string"}
 
 
-def test_a_structured_result_declares_the_same_formats(tools):
-    """The outputSchema of a dataclass result holds each field's format, as the inputSchema does."""
+def test_a_structured_result_declares_the_same_formats_but_those_that_need_an_offset(tools):
+    """The outputSchema of a dataclass result holds each field's format, as the inputSchema does,
+    but date-time and time: RFC 3339 requires an offset there, which a naive value has not."""
     output = tools["book"].output_schema["properties"]
-    assert output == tools["book"].input_schema["properties"]
+    given = tools["book"].input_schema["properties"]
+    assert output == dict(given, at={"type": "string"}, start={"type": "string"})
+    assert (given["at"]["format"], given["start"]["format"]) == ("date-time", "time")
     assert output["blob"] == {"type": "string", "contentEncoding": "base64"}
+    assert output["day"] == {"type": "string", "format": "date"} and output["id"]["format"] == "uuid"
 
 
 def test_the_text_content_mirrors_the_structured_content(client):
@@ -296,8 +324,8 @@ def test_the_text_content_mirrors_the_structured_content(client):
 
 
 def test_a_value_alone_is_wrapped_with_a_schema_or_sent_as_text_without_one(client, tools):
-    assert tools["now"].output_schema == {"type": "object", "properties": {"result": {
-        "type": "string", "format": "date-time"}}, "required": ["result"]}
+    assert tools["now"].output_schema == {"type": "object", "properties": {"result": {"type": "string"}},
+                                          "required": ["result"]}
     result = client.call_tool("now")
     assert result.structured == {"result": "2024-05-01T09:30:00+00:00"}
     assert result.text == '"2024-05-01T09:30:00+00:00"'
@@ -482,3 +510,130 @@ def test_a_header_mirrors_the_text_the_body_carries_for_these_types():
 
     assert encode_header_value(dt.datetime(2024, 5, 1, 9, 30, tzinfo=dt.timezone.utc)) == "2024-05-01T09:30:00+00:00"
     assert encode_header_value(b"\x00\xff") == "AP8="
+
+
+# -- what the review found (each fails on the code before its fix) ------------------------------------
+
+
+@pytest.mark.parametrize("hint, texts", [
+    pytest.param(dt.datetime, ["20240501T093000Z", "2024-05-01T09", "2024-05-01T09:30:00+0200", "2024-W18-3T09:30"],
+                 id="datetime"),
+    pytest.param(dt.date, ["20240501", "2024-W18-3", "2024-05-01T00:00:00"], id="date"),
+    pytest.param(dt.time, ["0930", "T09:30:00", "09"], id="time"),
+])
+def test_texts_outside_rfc_3339_are_refused_on_every_python(hint, texts):
+    """3.11's fromisoformat() takes ISO 8601's basic and week forms, and a bare hour; 3.9's does not:
+    each Python refuses them alike, as text that is no RFC 3339 date-time, date or time."""
+    def tool(x):
+        pass
+    tool.__annotations__ = {"x": hint}
+    schema = FunctionSchema(tool)
+    for text in texts:
+        with pytest.raises(ArgumentError, match=f"argument 'x': expected a {hint.__name__.replace('datetime', 'date-time')}"):
+            schema.bind({"x": text})
+
+
+def test_a_union_of_types_read_from_text_reads_as_the_first_that_fits():
+    def tool(when: Union[dt.datetime, dt.date], key: Union[uuid.UUID, int], either: Union[str, dt.date] = ""):
+        pass
+    schema = FunctionSchema(tool)
+    assert schema.bind({"when": "2024-05-01", "key": str(ID)}) == {"when": WHEN.date(), "key": ID}
+    assert schema.bind({"when": "2024-05-01T09:30:00Z", "key": 7, "either": "2024-05-01"}) == {
+        "when": WHEN, "key": 7, "either": "2024-05-01"}  # (str first: the text, as written)
+    with pytest.raises(ArgumentError, match=r"argument 'when': expected a date-time \(.*\) or a date \(.*\), got "
+                                            r'string "soon"'):
+        schema.bind({"when": "soon", "key": 1})
+
+
+def test_dict_keys_of_a_type_read_from_text_are_read_and_a_result_keyed_by_them_is_sent(client):
+    def tool(per_day: Dict[dt.date, int], by_id: Dict[uuid.UUID, List[dt.date]]):
+        pass
+    schema = FunctionSchema(tool)
+    assert schema.bind({"per_day": {"2024-05-01": 3}, "by_id": {str(ID): ["2024-05-01"]}}) == {
+        "per_day": {WHEN.date(): 3}, "by_id": {ID: [WHEN.date()]}}
+    with pytest.raises(ArgumentError, match=r"argument 'per_day.may day': expected a date"):
+        schema.bind({"per_day": {"may day": 3}, "by_id": {}})
+    result = client.call_tool("keyed")
+    assert not result.is_error, result.text
+    assert result.structured == {str(ID): 1, "2024-05-01": 2, "red": 3, "4": 4, "true": 5}
+    assert json.loads(result.text) == result.structured
+
+
+def test_a_decimal_with_a_huge_exponent_is_refused_at_once(client):
+    """Decimal("1e1000000") is 10 characters, and int() of it a minute of CPU (Python's own int
+    parsing stops at 4300 digits for that reason): refused like any text that is no decimal."""
+    def tool(price: decimal.Decimal):
+        pass
+    schema = FunctionSchema(tool)
+    for text in ("1e1000000", "-1E+4301", "1e-4301", "0." + "0" * 5000 + "1"):
+        with pytest.raises(ArgumentError, match="argument 'price': expected a decimal number"):
+            schema.bind({"price": text})
+    assert schema.bind({"price": "1e4300"}) == {"price": decimal.Decimal("1e4300")}
+    result = client.call_tool("types_of", dict(AS_JSON, price="1e1000000"))
+    assert result.is_error and "expected a decimal number" in result.text
+
+
+def test_unpadded_base64_is_read():
+    """RFC 4648 §3.2 lets a format leave the padding out, and the URL-safe alphabet's users mostly do."""
+    def tool(blob: bytes):
+        pass
+    schema = FunctionSchema(tool)
+    assert schema.bind({"blob": "aGVsbG8"})["blob"] == b"hello"
+    assert schema.bind({"blob": "-_8"})["blob"] == b"\xfb\xff"
+    with pytest.raises(ArgumentError, match="expected base64 text"):
+        schema.bind({"blob": "aGVsb"})  # (no number of = makes 5 characters base64)
+
+
+RFC_3339_WITH_OFFSET = {"date-time": r"\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)",
+                        "time": r"\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)"}
+
+
+def broken_formats(schema, value, where="result"):
+    """Where ``value`` breaks a date-time or time format of ``schema`` (RFC 3339 §5.6, as a client that
+    checks formats reads them: the TypeScript SDK validates structuredContent with ajv)."""
+    if schema.get("format") in RFC_3339_WITH_OFFSET and not re.fullmatch(RFC_3339_WITH_OFFSET[schema["format"]], value):
+        return [where]
+    found = []
+    for name, inner in (schema.get("properties") or {}).items():
+        if name in value:
+            found += broken_formats(inner, value[name], f"{where}.{name}")
+    return found
+
+
+def test_a_naive_datetime_result_does_not_break_its_own_output_schema(client, tools):
+    """A naive datetime or time has no offset, which RFC 3339 requires: an output schema declares them
+    strings, without the format (an input schema keeps it, asking the model for the full form)."""
+    result = client.call_tool("naive")
+    assert not result.is_error, result.text
+    assert result.structured == {"at": "2024-05-01T09:30:00", "start": "09:30:00", "day": "2024-05-01"}
+    assert broken_formats(tools["naive"].output_schema, result.structured) == []
+    assert tools["naive"].output_schema["properties"]["day"] == {"type": "string", "format": "date"}
+    assert tools["types_of"].input_schema["properties"]["at"] == {"type": "string", "format": "date-time"}
+
+
+def test_an_enum_member_goes_in_a_header_as_the_body_carries_it():
+    """spec 2026-07-28: an Mcp-Param-* header must equal the body's value. A (str, Enum) member's str()
+    is "Shade.RED", and an IntEnum's on 3.9 and 3.10 "Level.ONE"; the body carries "red" and 1."""
+    from minimcp.protocol.headers import encode_header_value
+
+    for value in (Shade.RED, Level.ONE, 3.0, 1e16, True, 7, "plain", WHEN):
+        assert encode_header_value(value) == str(json.loads(jsonrpc.encode({"v": value}))["v"]).replace(
+            "True", "true"), value
+    assert (encode_header_value(Shade.RED), encode_header_value(Level.ONE), encode_header_value(3.0)) == \
+        ("red", "1", "3.0")
+
+
+def test_a_client_sends_enum_arguments_marked_for_headers_and_the_server_takes_them():
+    from minimcp.server.http.wsgiserver import BackgroundServer
+
+    server = Server("headers")
+
+    @server.tool(input_schema={"type": "object", "required": ["shade", "level"], "properties": {
+        "shade": {"type": "string", "x-mcp-header": "Shade"}, "level": {"type": "integer", "x-mcp-header": "Level"}}})
+    def paint(shade: str, level: int) -> str:
+        return f"{shade} {level}"
+
+    with BackgroundServer(server.wsgi_app()) as running, minimcp.connect(running.url + "/mcp") as client:
+        assert client.protocol_version == "2026-07-28"
+        result = client.call_tool("paint", {"shade": Shade.RED, "level": Level.ONE})
+        assert (result.is_error, result.text) == (False, "red 1")

@@ -35,16 +35,23 @@ transport), which a ``settings.json`` in a ``.gemini`` folder is read as.
 In ``~/.claude.json`` the servers of the project in the current directory win
 over the top-level (user) ones, as Claude Code's "local" scope wins over "user".
 
-Variables, in command, args, env, cwd, envFile, url and headers: ``${VAR}``,
+Variables, in command, args, env, cwd, envFile, url and headers, are expanded as
+the host of the file does (chosen by the file's name): ``${VAR}``,
 ``${VAR:-default}`` (Claude Code; a variable set to "" counts as set, as there),
-``${env:VAR}`` (VS Code, Cursor, Windsurf), ``${workspaceFolder}`` and
-``${userHome}``; Gemini CLI's files also ``$VAR``. Codex expands nothing in its
-file: there only the environment variables its entry names (``bearer_token_env_var``,
-``env_http_headers``) are read. A variable that is not set and has no default
-is an error naming it (Claude Code would pass the text on literally and warn).
+``${env:VAR}`` (VS Code, Cursor), ``${workspaceFolder}`` and ``${userHome}`` in
+``.mcp.json``, ``~/.claude.json``, VS Code's and Cursor's files (and any file of
+another name); the same and ``$VAR`` in Gemini CLI's and Copilot's; only
+``${env:VAR}`` in Windsurf's. Claude Desktop, Zed and Codex expand nothing in
+their files, so neither does minimcp: a ``${VAR}`` there is sent as written, never
+filled from the environment (a cloned project's ``.zed/settings.json`` or
+``.codex/config.toml`` cannot have a secret of yours sent to the URL it names). Of
+a Codex entry only the variables it names for that purpose are read
+(``bearer_token_env_var``, ``env_http_headers``). A variable that is not set and
+has no default is an error naming it (Claude Code would pass the text on literally
+and warn).
 
 Codex's ``config.toml`` is read with :mod:`tomllib` (Python 3.11 and later) or,
-on Python 3.9 and 3.10, with ``tomlkit`` (``pip install 'tomlkit>=0.11'``, the ``toml`` extra).
+on Python 3.9 and 3.10, with ``tomlkit`` (``pip install 'tomlkit>=0.11.6'``, the ``toml`` extra).
 """
 
 import json
@@ -69,14 +76,34 @@ _REMOTE_TYPES = {"http": "http", "streamable-http": "http", "streamableHttp": "h
 _STDIO_TYPES = (None, "stdio", "local")  # "local": Copilot's word for stdio
 _URL_KEYS = ("url", "serverUrl", "httpUrl")  # everyone's; Windsurf's; Gemini CLI's Streamable HTTP
 _VARIABLE = re.compile(r"\$\{([^}]*)\}")
-_VARIABLE_OR_BARE = re.compile(r"\$\{([^}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")  # Gemini CLI: $VAR too
+_VARIABLE_OR_BARE = re.compile(r"\$\{([^}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")  # Gemini CLI, Copilot: $VAR too
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# A JSON string (kept) or a comment (blanked out, newlines kept, so json's error line
-# numbers still point into the file as written) ...
-_COMMENT = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/', re.S)
+# A JSON string (kept: written unrolled, a run of plain characters at a time, which is what
+# makes a multi-megabyte ~/.claude.json quick) or a comment (blanked out, newlines kept, so
+# json's error line numbers still point into the file as written) ...
+_COMMENT = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|//[^\n]*|/\*.*?\*/', re.S)
 # ... then, comments gone, a trailing comma (blanked out too).
-_TRAILING_COMMA = re.compile(r'"(?:[^"\\]|\\.)*"|,(?=\s*[}\]])', re.S)
-_TOML_EXTRA = "pip install 'tomlkit>=0.11' (minimcp's toml extra)"
+_TRAILING_COMMA = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|,(?=\s*[}\]])', re.S)
+_TOML_EXTRA = "pip install 'tomlkit>=0.11.6' (minimcp's toml extra)"
+
+#: Which variables each host expands in its file (``_dialect()`` names the file's host):
+#: ``braced`` ``${VAR}`` and ``${VAR:-default}``; ``env`` ``${env:VAR}``; ``editor``
+#: ``${workspaceFolder}``, ``${userHome}`` (and ``${input:...}``, refused); ``bare`` ``$VAR``;
+#: ``file`` ``${file:PATH}`` (refused: minimcp reads no file for a value).
+#: A form a host does not expand is left as written. Sources: Claude Code's docs ("Environment
+#: variable expansion in .mcp.json": ${VAR}, ${VAR:-default}); VS Code's and Cursor's (${env:},
+#: ${workspaceFolder}, ${userHome}); Gemini CLI's ($VAR, ${VAR}); Copilot CLI's ($VAR, ${VAR},
+#: ${VAR:-default}, since 1.0.10); Windsurf's (${env:VAR}; its ${file:...} is refused); Claude
+#: Desktop's, Zed's and Codex's docs name no expansion in their files.
+_EXPANDS: Dict[str, Tuple[str, ...]] = {
+    "": ("braced", "env", "editor"),  # .mcp.json, ~/.claude.json, VS Code, Cursor, a file of any other name
+    "gemini": ("braced", "env", "editor", "bare"),
+    "copilot": ("braced", "env", "editor", "bare"),
+    "windsurf": ("env", "file"),
+    "claude-desktop": (),
+    "zed": (),
+    "codex": (),  # (only the variables bearer_token_env_var and env_http_headers name)
+}
 
 
 class _NeedsExtra(ConfigError):
@@ -201,13 +228,27 @@ def _read_text(path: str) -> str:
         raise ConfigError(f"cannot read the config file {path}: {exc.strerror}") from None
 
 
+def _loads_jsonc(text: str) -> Any:
+    """``json.loads`` of JSONC text. Most files are plain JSON, which is read as it is: only a
+    text json refuses is stripped of its comments and trailing commas (valid JSON has neither
+    outside its strings, so either way it reads the same).
+
+    Raises:
+        json.JSONDecodeError: the text is not JSON, with or without them.
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return json.loads(_strip_jsonc(text))
+
+
 def _read_json(path: str) -> Any:
     text = _read_text(path)
-    if not _strip_jsonc(text).strip():  # empty, or comments only
-        return {}
     try:
-        return json.loads(_strip_jsonc(text))
+        return _loads_jsonc(text)
     except json.JSONDecodeError as exc:
+        if not _strip_jsonc(text).strip():  # empty, or comments only
+            return {}
         raise ConfigError(f"{path}, line {exc.lineno} column {exc.colno}: not valid JSON "
                           f"({exc.msg})") from None
 
@@ -246,12 +287,18 @@ def _read_file(path: str) -> Any:
 
 
 def _dialect(path: str) -> str:
-    """Whose rules a file follows where they differ: ``codex``, ``gemini``, or ``""`` (everyone else's)."""
-    if path.endswith(".toml"):
+    """Whose rules a file follows where they differ (a key of ``_EXPANDS``), by its name:
+    ``codex`` (``*.toml``), ``gemini`` (``settings.json`` in a ``.gemini`` folder), ``zed``
+    (any other ``settings.json``), ``claude-desktop`` (``claude_desktop_config.json``),
+    ``windsurf`` (``mcp_config.json``), ``copilot`` (``mcp-config.json``), or ``""``
+    (everyone else's: ``.mcp.json``, ``mcp.json``, ``~/.claude.json``, any other name)."""
+    name = os.path.basename(path)
+    if name.endswith(".toml"):
         return "codex"
-    if os.path.basename(path) == "settings.json" and os.path.basename(os.path.dirname(path)) == ".gemini":
-        return "gemini"
-    return ""
+    if name == "settings.json":
+        return "gemini" if os.path.basename(os.path.dirname(path)) == ".gemini" else "zed"
+    return {"claude_desktop_config.json": "claude-desktop", "mcp_config.json": "windsurf",
+            "mcp-config.json": "copilot"}.get(name, "")
 
 
 def _servers_section(data: Any, path: str) -> Dict[str, Any]:
@@ -313,16 +360,26 @@ def _oauth_settings(raw: Dict[str, Any], where: str) -> Dict[str, Any]:
     return settings
 
 
-def _remote_headers(raw: Dict[str, Any], where: str) -> Dict[str, str]:
-    """A remote entry's headers: ``headers`` (everyone) or Codex's three fields, its environment
-    variables written as ``${VAR}`` for :func:`find_server` to read."""
+def _variable_name(name: Any, field: str, where: str) -> str:
+    """``name``, checked to be an environment variable's name (what a Codex field names)."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ConfigError(f"{where}: {field} should name an environment variable (letters, digits and _, "
+                          f"not starting with a digit), not {name!r}")
+    return name
+
+
+def _remote_headers(raw: Dict[str, Any], where: str) -> Tuple[Dict[str, str], Dict[str, str]]:
+    """A remote entry's headers, as written (``headers``, or Codex's ``http_headers``), and the
+    ones Codex fills from the environment (``env_http_headers``, ``bearer_token_env_var``), kept
+    apart as ``${VAR}`` templates: only those are ever expanded in a Codex entry (:func:`_expand_entry`)."""
     headers = _strings(raw.get("headers") or raw.get("http_headers") or {}, "headers", where)
+    from_env = {}
     for header, variable in _strings(raw.get("env_http_headers") or {}, "env_http_headers", where).items():
-        headers[header] = f"${{{variable}}}"
+        from_env[header] = "${" + _variable_name(variable, f'env_http_headers "{header}"', where) + "}"
     token = raw.get("bearer_token_env_var")
     if token:
-        headers["Authorization"] = f"Bearer ${{{token}}}"
-    return headers
+        from_env["Authorization"] = "Bearer ${" + _variable_name(token, "bearer_token_env_var", where) + "}"
+    return headers, from_env
 
 
 def _command(raw: Dict[str, Any]) -> Tuple[Any, Any, Any]:
@@ -348,10 +405,15 @@ def parse_entry(raw: Any, name: str = "", source: str = "") -> Dict[str, Any]:
 
     Returns:
         ``{"command": [argv...], "env": {...}, "cwd": str or None}`` (plus
-        ``"envFile"`` when the entry has one) or ``{"url", "headers", "transport"}``.
+        ``"envFile"`` when the entry has one) or ``{"url", "headers", "transport"}``
+        (plus, for a Codex entry that reads headers from the environment,
+        ``"env_headers"``: ``{"X-Key": "${VAR}", "Authorization": "Bearer ${TOKEN}"}``,
+        apart from its ``"headers"``, which are sent as written).
 
     Raises:
-        ConfigError: the entry has neither a command nor a url, or a field of the wrong type.
+        ConfigError: the entry has neither a command nor a url, a field of the
+            wrong type, or a Codex field that should name an environment variable
+            names none.
     """
     where = f"server {name!r}" + (f" in {source}" if source else "")
     if not isinstance(raw, dict):
@@ -368,8 +430,10 @@ def parse_entry(raw: Any, name: str = "", source: str = "") -> Dict[str, Any]:
             transport = _REMOTE_TYPES[kind]
         else:  # Gemini CLI: httpUrl is Streamable HTTP, url the HTTP+SSE transport
             transport = "sse" if url_key == "url" and _dialect(source) == "gemini" else "http"
-        entry: Dict[str, Any] = {"url": str(raw[url_key]), "headers": _remote_headers(raw, where),
-                                 "transport": transport}
+        headers, from_env = _remote_headers(raw, where)
+        entry: Dict[str, Any] = {"url": str(raw[url_key]), "headers": headers, "transport": transport}
+        if from_env:
+            entry["env_headers"] = from_env
         oauth = _oauth_settings(raw, where)
         if oauth:
             entry["oauth"] = oauth
@@ -435,22 +499,30 @@ def _workspace(path: str) -> str:
     return os.path.dirname(folder) if os.path.basename(folder) in hidden else folder
 
 
-def _expander(where: str, workspace: str, missing: List[str], bare: bool = False) -> Callable[[str], str]:
-    """Return ``expand(text)``, which records unset variables in ``missing`` rather than failing;
-    with ``bare``, ``$VAR`` is a variable too (Gemini CLI's files)."""
+def _expander(where: str, workspace: str, missing: List[str], forms: Tuple[str, ...]) -> Callable[[str], str]:
+    """Return ``expand(text)``, which expands the variable ``forms`` a host knows (see
+    ``_EXPANDS``), leaves any other ``$`` text as written, and records unset variables in
+    ``missing`` rather than failing."""
     def one(match: "re.Match[str]") -> str:
         body = match.group(1)
-        if body is None:  # $VAR
+        if body is None:  # $VAR ("bare": the pattern finds it only where that form is known)
             body = match.group(2)
-        if body.startswith("input:"):
-            raise ConfigError(f"{where} uses ${{{body}}}: VS Code asks the user for inputs, which "
-                              f"minimcp cannot do; use an environment variable (${{env:NAME}}) instead")
-        if body == "workspaceFolder":
-            return workspace
-        if body == "userHome":
-            return os.path.expanduser("~")
-        if body.startswith("env:"):  # VS Code's and Cursor's spelling
+        elif body.startswith("input:") or body in ("workspaceFolder", "userHome"):
+            if "editor" not in forms:
+                return match.group()
+            if body.startswith("input:"):
+                raise ConfigError(f"{where} uses ${{{body}}}: VS Code asks the user for inputs, which minimcp "
+                                  f"cannot do; use an environment variable (${{env:NAME}}) instead")
+            return workspace if body == "workspaceFolder" else os.path.expanduser("~")
+        elif body.startswith("env:"):  # VS Code's, Cursor's and Windsurf's spelling
+            if "env" not in forms:
+                return match.group()
             body = body[len("env:"):]
+        elif body.startswith("file:") and "file" in forms:  # Windsurf's: a file's text
+            raise ConfigError(f"{where} uses ${{{body}}}: Windsurf reads that file, which minimcp does not; "
+                              f"use an environment variable (${{env:NAME}}) instead")
+        elif "braced" not in forms:
+            return match.group()
         name, has_default, default = body.partition(":-")
         if not _NAME.fullmatch(name):
             raise ConfigError(f"{where} uses ${{{body}}}, which minimcp cannot expand (it knows ${{VAR}}, "
@@ -463,7 +535,9 @@ def _expander(where: str, workspace: str, missing: List[str], bare: bool = False
         missing.append(name)
         return f"${{{name}}}"  # one spelling, so entries that differ only in how they name it compare equal
 
-    pattern = _VARIABLE_OR_BARE if bare else _VARIABLE
+    if not forms:
+        return lambda text: text
+    pattern = _VARIABLE_OR_BARE if "bare" in forms else _VARIABLE
     return lambda text: pattern.sub(one, text)
 
 
@@ -490,11 +564,13 @@ def _read_env_file(path: str, where: str) -> Dict[str, str]:
 
 
 def _expand_entry(entry: Dict[str, Any], name: str, path: str, strict: bool = True) -> Dict[str, Any]:
-    """Return a copy of ``entry`` (server ``name`` of the file ``path``) with its variables expanded.
+    """Return a copy of ``entry`` (server ``name`` of the file ``path``) with its variables
+    expanded, as the host of ``path`` expands them (``_EXPANDS``).
 
-    Codex expands nothing in its file: of a Codex entry only the headers its
-    ``bearer_token_env_var`` and ``env_http_headers`` name are read from the environment.
-    With ``strict`` false, a variable that is not set is left as ``${NAME}``.
+    Claude Desktop, Zed and Codex expand nothing in their files: their entries are
+    returned as written, but for a Codex entry's ``env_headers`` (the headers its
+    ``bearer_token_env_var`` and ``env_http_headers`` name), which are read from the
+    environment. With ``strict`` false, a variable that is not set is left as ``${NAME}``.
 
     Raises:
         ConfigError: a variable is not set and has no default (every such
@@ -504,11 +580,12 @@ def _expand_entry(entry: Dict[str, Any], name: str, path: str, strict: bool = Tr
     missing: List[str] = []
     env_file = None
     dialect = _dialect(path)
-    expand_headers = _expander(where, _workspace(path), missing, bare=dialect == "gemini")
-    expand = expand_headers if dialect != "codex" else (lambda text: text)
+    expand = _expander(where, _workspace(path), missing, _EXPANDS[dialect])
     if "url" in entry:
-        expanded = {"url": expand(entry["url"]), "transport": entry["transport"],
-                    "headers": {key: expand_headers(value) for key, value in entry["headers"].items()}}
+        from_env = _expander(where, "", missing, ("braced",))  # ${VAR} only: the names were checked
+        headers = {key: expand(value) for key, value in entry["headers"].items()}
+        headers.update((key, from_env(value)) for key, value in (entry.get("env_headers") or {}).items())
+        expanded = {"url": expand(entry["url"]), "transport": entry["transport"], "headers": headers}
         if entry.get("oauth"):
             expanded["oauth"] = {key: expand(value) if isinstance(value, str) else value
                                  for key, value in entry["oauth"].items()}
@@ -519,7 +596,7 @@ def _expand_entry(entry: Dict[str, Any], name: str, path: str, strict: bool = Tr
         env_file = expand(entry["envFile"]) if entry.get("envFile") else None
     if missing and strict:
         names = ", ".join(dict.fromkeys(missing))
-        hint = "set them" if dialect == "codex" else "set them, or write a default: ${NAME:-default}"
+        hint = "set them, or write a default: ${NAME:-default}" if "braced" in _EXPANDS[dialect] else "set them"
         raise ConfigError(f"{where} needs the environment variable(s) {names}, which are not set ({hint})")
     if env_file and not strict:
         expanded["envFile"] = os.path.join(_workspace(path), env_file)

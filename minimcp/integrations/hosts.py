@@ -22,11 +22,18 @@ host                file (first scope: the default)                            s
 
 An install changes only the entry it adds (or, told to with ``force``,
 replaces): every other key, server, table and comment of the file stays as it
-was, in order. JSON and JSONC files are edited as text (the entry goes in
-before the section's closing brace), TOML files with ``tomlkit`` (``pip install
-'tomlkit>=0.11'``, the ``toml`` extra; imported only when a TOML file is
-written). The old file is copied to ``FILE.bak`` first and the new one is
-written atomically.
+was, in order, and so do its line endings (CRLF or LF) and byte order mark.
+JSON and JSONC files are edited as text (the entry goes in before the section's
+closing brace), TOML files with ``tomlkit`` (``pip install 'tomlkit>=0.11.6'``,
+the ``toml`` extra; imported only when a TOML file is written). Either way the
+new text is read back, by a parser of its own (``tomllib`` on Python 3.11+), and
+must hold exactly the old document plus the entry: else nothing is written and
+the error shows the entry to add by hand.
+
+The old file is copied byte for byte to ``FILE.bak`` (``FILE.bak.1``, ``.2`` ...
+when that exists: a backup is never overwritten), and the new one is written
+atomically, through a symbolic link to the file it names, with the old file's
+permissions (a ``0600`` file holding tokens stays ``0600``, and so do its backups).
 
 A remote (URL) entry may carry headers and a bearer token read from an
 environment variable when the host connects, each host in its own way
@@ -38,9 +45,10 @@ expands no variable) is refused with what to do instead.
 import json
 import os
 import re
+import shutil
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..client.config import _read_json, _same_server, _strip_jsonc, _tomlkit, config_files, load_config
+from ..client.config import _loads_jsonc, _parse_toml, _read_json, _same_server, _tomlkit, config_files, load_config
 from ..errors import ConfigError
 
 
@@ -193,29 +201,91 @@ class Change:
         return "".join(difflib.unified_diff(before, self.after.splitlines(keepends=True), label, self.path))
 
     def write(self) -> Optional[str]:
-        """Write the new file (atomically); return the backup's path, or None for a new file."""
-        folder = os.path.dirname(self.path)
+        """Write the new file (atomically); return the backup's path, or None for a new file.
+
+        A symbolic link is written through (the file it names changes; the link stays),
+        the file keeps its permissions, and the old file is first copied, byte for byte
+        and with its permissions, to ``FILE.bak``, or ``FILE.bak.1``, ``FILE.bak.2`` ...:
+        a backup is never overwritten.
+
+        Raises:
+            OSError: the file or its folder cannot be written.
+            ConfigError: ``FILE.bak`` to ``FILE.bak.999`` all exist.
+        """
+        path = os.path.realpath(self.path)
+        folder = os.path.dirname(path)
         os.makedirs(folder, exist_ok=True)
         backup = None
-        if self.before is not None:
-            backup = self.path + ".bak"
-            with open(backup, "w", encoding="utf-8") as f:
-                f.write(self.before)
-        temporary = f"{self.path}.{os.getpid()}.tmp"
-        with open(temporary, "w", encoding="utf-8") as f:
-            f.write(self.after)
-        os.replace(temporary, self.path)  # a reader sees the old file or the new, never half of one
+        mode = None
+        if self.before is not None and os.path.exists(path):
+            mode = os.stat(path).st_mode & 0o7777
+            backup = _backup(path)
+        temporary = f"{path}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+        # The old file's mode is set once the text is in; a new file gets what the umask gives.
+        fd = os.open(temporary, flags, 0o600 if mode is not None else 0o666)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+                f.write(self.after)  # (its line endings and byte order mark are the old file's: _read_for_edit)
+                f.flush()
+                os.fsync(f.fileno())
+            if mode is not None:
+                os.chmod(temporary, mode)
+            os.replace(temporary, path)  # a reader sees the old file or the new, never half of one
+        except BaseException:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+            raise
         return backup
+
+
+def _backup(path: str) -> str:
+    """Copy ``path`` byte for byte to the first of ``PATH.bak``, ``PATH.bak.1`` ... that does not
+    exist (created exclusively, so no backup is ever overwritten), with its permissions; return
+    the backup's path."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    for number in range(1000):
+        backup = path + ".bak" + (f".{number}" if number else "")
+        try:
+            fd = os.open(backup, flags, 0o600)  # (readable by the owner only until its mode is the file's)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "wb") as out, open(path, "rb") as old:
+            shutil.copyfileobj(old, out)
+        shutil.copystat(path, backup)  # the old file's permissions and times
+        return backup
+    raise ConfigError(f"{path}.bak and {path}.bak.1 to .999 all exist: remove the backups you no longer need")
+
+
+def _read_for_edit(path: str) -> Tuple[Optional[str], str, str, bool]:
+    """A file to edit: its text exactly as it is (None: no file), the same with LF line endings and
+    no byte order mark (what the editors work on), its line ending, and whether it has the mark."""
+    if not os.path.exists(path):
+        return None, "", "\n", False
+    with open(path, encoding="utf-8", newline="") as f:  # (newline="": CRLF kept, to be written back)
+        raw = f.read()
+    bom = raw.startswith("\ufeff")
+    text = raw[1:] if bom else raw
+    newline = "\r\n" if "\r\n" in text else "\n"
+    return raw, text.replace("\r\n", "\n"), newline, bom
+
+
+def _as_written(text: str, newline: str, bom: bool) -> str:
+    """``text`` (LF line endings) with the file's own line endings and byte order mark."""
+    return ("\ufeff" if bom else "") + (text.replace("\n", newline) if newline != "\n" else text)
 
 
 # -- JSON and JSONC, edited as text -------------------------------------------------------------
 #
 # Zed's and VS Code's settings are JSONC, and people comment them: a file parsed and dumped again
 # would lose every comment. So the file is read only to find where things are, and the new entry
-# is spliced into the text; json.loads of the result is then checked to hold exactly the entry.
+# is spliced into the text; json.loads of the result is then checked to be exactly the old
+# document plus the entry.
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)  # (unrolled: a run of plain characters at a time)
 _SCALAR = re.compile(r'[^\s,:\[\]{}/"]+')  # a number, true, false, null
+# White space and comments, all at once (a multi-megabyte ~/.claude.json is mostly white space)
+_GAP = re.compile(r"(?:[ \t\r\n\ufeff]+|//[^\n]*\n?|/\*.*?(?:\*/|\Z))*", re.S)
 
 
 class _Member:
@@ -227,18 +297,7 @@ class _Member:
 
 def _skip(text: str, at: int) -> int:
     """The offset of the next thing at or after ``at`` that is neither white space nor a comment."""
-    while at < len(text):
-        if text[at] in " \t\r\n\ufeff":
-            at += 1
-        elif text.startswith("//", at):
-            newline = text.find("\n", at)
-            at = len(text) if newline < 0 else newline + 1
-        elif text.startswith("/*", at):
-            end = text.find("*/", at + 2)
-            at = len(text) if end < 0 else end + 2
-        else:
-            break
-    return at
+    return _GAP.match(text, at).end()  # type: ignore[union-attr]  # (it matches the empty string too)
 
 
 def _value_end(text: str, at: int) -> int:
@@ -343,12 +402,43 @@ def _edited_json(text: str, section: str, name: str, entry: Dict[str, Any]) -> s
     return text[:old.value_at] + rendered + text[old.value_end:]
 
 
-def _plan_json(target: Host, path: str, name: str, entry: Dict[str, Any]) -> Tuple[Optional[str], Any, str]:
+def _may_replace(path: str, name: str, old: Any, entry: Dict[str, Any], force: bool) -> None:
+    """Refuse to replace a different server of the same name, unless told to."""
+    if old is not None and old != entry and not force:
+        raise ConfigError(f"{path} already has a server named {name!r} ({json.dumps(old)}); pass --force to "
+                          f"replace it, or --name to install under another name")
+
+
+def _by_hand(path: str, section: str, name: str, entry: Dict[str, Any], toml: bool = False) -> ConfigError:
+    """The error for a file minimcp could not edit so that it reads back as it should: the entry to add."""
+    if toml:
+        shown = "\n".join([f"[{section}.{_toml_key(name)}]"] +
+                          [f"{_toml_key(key)} = {_toml_value(value)}" for key, value in entry.items()])
+        where = ""
+    else:
+        shown = json.dumps({name: entry}, indent=2, ensure_ascii=False)
+        where = f' under "{section}"'
+    return ConfigError(f"minimcp cannot edit {path} safely; add this entry{where} by hand:\n{shown}")
+
+
+def _toml_key(key: str) -> str:
+    """A TOML key: bare when it can be (letters, digits, _ and -), else a basic string."""
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key, ensure_ascii=False)
+
+
+def _toml_value(value: Any) -> str:
+    """A string, a list of strings or a table of strings as TOML (a JSON string is a TOML basic string)."""
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _plan_json(target: Host, path: str, name: str, entry: Dict[str, Any],
+               force: bool) -> Tuple[Optional[str], Any, str]:
     """The file's text (None: no file), the entry it has now under ``name`` (None: none), and its new text."""
-    if not os.path.exists(path):
+    raw, before, newline, bom = _read_for_edit(path)
+    if raw is None:
         return None, None, json.dumps({target.section: {name: entry}}, indent=2, ensure_ascii=False) + "\n"
-    with open(path, encoding="utf-8-sig") as f:
-        before = f.read()
     data = _read_json(path)  # JSONC accepted; the error names the line
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a JSON object at the top level")
@@ -357,30 +447,67 @@ def _plan_json(target: Host, path: str, name: str, entry: Dict[str, Any]) -> Tup
         raise ConfigError(f'{path}: "{target.section}" should be an object of name: server entry')
     old = section.get(name)
     if old == entry:
-        return before, old, before
+        return raw, old, raw
+    _may_replace(path, name, old, entry, force)
+    expected = dict(data, **{target.section: dict(section, **{name: entry})})
     try:
-        after = _edited_json(before, target.section, name, entry)
-        written = json.loads(_strip_jsonc(after))[target.section][name]
+        after = _as_written(_edited_json(before, target.section, name, entry), newline, bom)
+        written = _loads_jsonc(after[1:] if bom else after)
     except (ValueError, IndexError, KeyError, TypeError):
         written = None
-    if written != entry:  # the text was not what the reader made of it: touch nothing
-        raise ConfigError(f"minimcp cannot edit {path} safely; add this entry under \"{target.section}\" by "
-                          f"hand:\n{json.dumps({name: entry}, indent=2, ensure_ascii=False)}")
-    return before, old, after
+    if written != expected:  # the text was not what the reader made of it: touch nothing
+        raise _by_hand(path, target.section, name, entry)
+    return raw, old, after
 
 
 # -- TOML, with tomlkit --------------------------------------------------------------------------
+#
+# tomlkit keeps comments and layout, but where it puts a new table is its own idea: after root
+# keys written as dotted keys (mcp_servers.a.command = "x"), its [mcp_servers.NEW] went in
+# before the root keys that followed, which then belonged to the new table (and tomlkit before
+# 0.11.6 could write text that is not TOML at all). So what it writes is read back by a parser
+# of its own (tomllib, on 3.11+) and must be the old document plus the entry; if not, the table
+# is appended at the very end of the file instead (valid TOML after any root key or table), read
+# back again, and failing that the file is left alone.
 
 
-def _plan_toml(target: Host, path: str, name: str, entry: Dict[str, Any]) -> Tuple[Optional[str], Any, str]:
+def _toml_table(tomlkit: Any, entry: Dict[str, Any], trailing: Optional[Sequence[Any]] = None) -> Any:
+    """``entry`` as a ``[mcp_servers.NAME]`` table, its maps as inline tables, ending with ``trailing``
+    (the comments and blank lines that ended the table it replaces), by default a blank line."""
+    table = tomlkit.table()
+    for key, value in entry.items():
+        if isinstance(value, dict):
+            inline = tomlkit.inline_table()
+            inline.update(value)
+            value = inline
+        table.add(key, value)
+    for item in [tomlkit.nl()] if trailing is None else trailing:
+        table.add(item)
+    if trailing and isinstance(trailing[-1], tomlkit.items.Comment):
+        # tomlkit puts a blank line before the next header unless the table ends with white
+        # space: an empty one keeps the comment on the line right above the header it is about.
+        table.add(tomlkit.ws(""))
+    return table
+
+
+def _trailing(tomlkit: Any, table: Any) -> List[Any]:
+    """The comments and blank lines at the end of a parsed table: in the file they come before
+    the next table's header, usually about it (``# the docs server``), so they stay."""
+    items: List[Any] = []
+    for key, item in reversed(getattr(getattr(table, "value", None), "body", [])):
+        if key is not None or not isinstance(item, (tomlkit.items.Whitespace, tomlkit.items.Comment)):
+            break
+        items.insert(0, item)
+    return items
+
+
+def _plan_toml(target: Host, path: str, name: str, entry: Dict[str, Any],
+               force: bool) -> Tuple[Optional[str], Any, str]:
     """As :func:`_plan_json`, for a TOML file (Codex's ``[mcp_servers.NAME]`` tables)."""
     tomlkit = _tomlkit(path, "writing")
-    before = None
-    if os.path.exists(path):
-        with open(path, encoding="utf-8-sig") as f:
-            before = f.read()
+    raw, before, newline, bom = _read_for_edit(path)
     try:
-        document = tomlkit.parse(before or "")
+        document = tomlkit.parse(before)
     except tomlkit.exceptions.ParseError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
     servers = document.get(target.section)
@@ -390,21 +517,33 @@ def _plan_toml(target: Host, path: str, name: str, entry: Dict[str, Any]) -> Tup
         raise ConfigError(f"{path}: {target.section} should be a table of name: server table")
     old = servers[name].unwrap() if name in servers else None
     if old == entry:
-        return before, old, before or ""
+        return raw, old, raw or ""
+    _may_replace(path, name, old, entry, force)
+    # What a host reads: tomllib's reading of the file (where there is one), and the entry.
+    expected = _parse_toml((raw or "")[1:] if bom else (raw or ""), path)
+    expected.setdefault(target.section, {})[name] = entry
     if isinstance(servers, tomlkit.items.InlineTable):  # mcp_servers = { ... } on one line: add to it
         table = tomlkit.inline_table()
         table.update(entry)
+        servers[name] = table
     else:  # [mcp_servers.NAME], its maps as inline tables: one table a server
-        table = tomlkit.table()
-        for key, value in entry.items():
-            if isinstance(value, dict):
-                inline = tomlkit.inline_table()
-                inline.update(value)
-                value = inline
-            table.add(key, value)
-        table.add(tomlkit.nl())
-    servers[name] = table
-    return before, old, tomlkit.dumps(document)
+        trailing = (_trailing(tomlkit, servers[name]) or None) if old is not None else None
+        servers[name] = _toml_table(tomlkit, entry, trailing)
+    candidates = [tomlkit.dumps(document)]
+    if old is None and not isinstance(servers, tomlkit.items.InlineTable) and before.strip():
+        alone = tomlkit.document()  # the table alone, to go at the end of the file
+        holder = tomlkit.table(is_super_table=True)
+        holder.add(name, _toml_table(tomlkit, entry, []))
+        alone.add(target.section, holder)
+        candidates.append(before + ("" if before.endswith("\n") else "\n") + "\n" + tomlkit.dumps(alone))
+    for after in candidates:
+        after = _as_written(after, newline, bom)
+        try:
+            if _parse_toml(after[1:] if bom else after, path) == expected:
+                return raw, old, after
+        except ConfigError:  # not TOML at all
+            pass
+    raise _by_hand(path, target.section, name, entry, toml=True)
 
 
 def plan_install(target: Host, name: str, entry: Dict[str, Any], scope: Optional[str] = None,
@@ -415,17 +554,16 @@ def plan_install(target: Host, name: str, entry: Dict[str, Any], scope: Optional
 
     Raises:
         ConfigError: the file is not valid JSON (TOML) or not an object, it has a
-            different server called ``name`` and ``force`` is false, or it is a
-            TOML file and tomlkit is not installed (the message says what to pip
-            install).
+            different server called ``name`` and ``force`` is false, minimcp cannot
+            edit it so that it reads back as the old document plus the entry (the
+            message shows the entry to add by hand), or it is a TOML file and
+            tomlkit is not installed (the message says what to pip install).
     """
     path = os.path.abspath(os.path.expanduser(path)) if path else target.path(scope)
     plan = _plan_toml if target.toml or path.endswith(".toml") else _plan_json
-    before, old, after = plan(target, path, name, entry)
-    if old is not None and old != entry and not force:
-        raise ConfigError(f"{path} already has a server named {name!r} ({json.dumps(old)}); pass --force to "
-                          f"replace it, or --name to install under another name")
+    before, old, after = plan(target, path, name, entry, force)
     return Change(path, before, after, replaced=old is not None and old != entry)
+
 
 
 def installed_servers() -> List[Tuple[str, str, str, Dict[str, Dict[str, Any]]]]:

@@ -9,6 +9,8 @@ checks that they agree with the body (:func:`check_headers`).
 
 from __future__ import annotations
 
+import sys
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (a stdio server never needs it)
 if TYPE_CHECKING:  # annotations only: a server's tools import this module as they are registered
     from typing import Any, Dict, Optional
@@ -19,20 +21,30 @@ _TOKEN_CHARS = set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHI
 
 
 def encode_header_value(value: Any) -> str:
-    """A header value for a body value: text as is when it is plain visible ASCII, else
-    ``=?base64?...?=``; integers in decimal; booleans ``true``/``false``."""
-    if value is True or value is False:
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if not isinstance(value, (str, float)) and value is not None:  # a datetime, UUID, bytes …
+    """A header value for a body value, the same text the body's JSON carries for it: text as
+    is when it is plain visible ASCII, else ``=?base64?...?=``; integers in decimal; booleans
+    ``true``/``false``; an Enum member as its value (a ``(str, Enum)`` member is ``red``, as in
+    the body, not ``Color.RED``); a datetime, UUID, bytes … as their JSON text."""
+    enum = sys.modules.get("enum")  # (an Enum member exists only once enum is loaded)
+    if enum is not None and isinstance(value, enum.Enum):
+        value = value.value  # (first: an IntEnum is an int, a (str, Enum) a str, whose str() is not the body's)
+    if not isinstance(value, (str, int, float)) and value is not None:  # a datetime, UUID, bytes …
         from .jsonrpc import json_form
 
         try:
             value = json_form(value)  # the text the body carries for it
         except (TypeError, ValueError):
             pass  # no JSON form: the body cannot carry it either, and says so
-    text = str(value)
+    if value is True or value is False:
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return int.__repr__(value)  # (json's own spelling: a subclass's str() may differ)
+    if isinstance(value, float):
+        text = float.__repr__(value)  # 3.0 is "3.0" in the body and here
+    elif isinstance(value, str):
+        text = str.__str__(value)  # (a subclass's content, as json writes it)
+    else:
+        text = str(value)  # None, and what has no JSON form: as before
     # plain: visible ASCII and space, 0x20 to 0x7E (isprintable() refuses control characters and DEL)
     plain = (text and text == text.strip() and text.isascii() and text.isprintable()
              and not (text.startswith("=?base64?") and text.endswith("?=")))

@@ -211,11 +211,27 @@ def type_schema(tp: Any) -> Dict[str, Any]:
 # returns of these types goes out as jsonrpc.json_form() writes it, which reads back here.
 
 
+# RFC 3339 §5.6's shapes (with ISO 8601's space for T, and a naive form, which minimcp reads
+# too): checked before fromisoformat(), which takes many more on 3.11 and later (20240501,
+# 2024-W18-3, a bare hour) than before, so that every Python takes the same texts.
+_DATE_TIME_TEXT = _lazy_re(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?"
+                           r"(?:[Zz]|[+-][0-9]{2}:[0-9]{2})?")
+_DATE_TEXT = _lazy_re(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_TIME_TEXT = _lazy_re(r"[0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?(?:[Zz]|[+-][0-9]{2}:[0-9]{2})?")
+
+
 def _fromisoformat(cls: Any) -> Callable[[str], Any]:
-    """``cls.fromisoformat``, taking all that RFC 3339 §5.6 allows on every Python: a lower-case
-    ``t`` and ``z``, and on 3.9 and 3.10 a ``Z`` offset and a fraction of a second of any
-    length (their fromisoformat() takes neither; 3.11 does)."""
+    """``cls.fromisoformat``, taking all that RFC 3339 §5.6 allows and nothing else, the same on
+    every Python: a lower-case ``t`` and ``z``, and on 3.9 and 3.10 a ``Z`` offset and a fraction
+    of a second of any length (their fromisoformat() takes neither; 3.11 does)."""
+    import datetime  # (loaded: cls is one of its classes)
+
+    shape = (_DATE_TIME_TEXT if issubclass(cls, datetime.datetime) else
+             _DATE_TEXT if issubclass(cls, datetime.date) else _TIME_TEXT)
+
     def parse(text: str) -> Any:
+        if not shape.fullmatch(text):  # (a TypeError for a value that is no string)
+            raise ValueError(text)
         text = text.upper()  # (ISO 8601's only letters are T, Z and W)
         if sys.version_info < (3, 11):
             if text.endswith("Z"):
@@ -233,8 +249,19 @@ def _fromisoformat(cls: Any) -> Callable[[str], Any]:
 def _from_base64(text: str) -> bytes:
     import base64  # (late: only a bytes argument needs it)
 
-    # RFC 4648 §4, or its URL-safe alphabet (§5); validate=True: other characters are refused
-    return base64.b64decode(text.replace("-", "+").replace("_", "/"), validate=True)
+    # RFC 4648 §4, or its URL-safe alphabet (§5), whose users often leave the padding out (§3.2:
+    # "unless the specification referring to this document explicitly states otherwise"; JWTs
+    # do, RFC 7515 §2): put back. validate=True: other characters are refused.
+    text = text.replace("-", "+").replace("_", "/")
+    if not text.endswith("="):
+        text += "=" * (-len(text) % 4)
+    return base64.b64decode(text, validate=True)
+
+
+#: The largest exponent a Decimal argument may have, either way: Python's own limit on the digits
+#: of an int read from text (sys.int_info.default_max_str_digits, 4300, CVE-2020-10735), for the
+#: same reason: Decimal("1e1000000") is 10 bytes, and int() of it a minute of CPU.
+_DECIMAL_EXPONENT_LIMIT = 4300
 
 
 def _decimal(cls: Any) -> Callable[[Any], Any]:
@@ -243,6 +270,8 @@ def _decimal(cls: Any) -> Callable[[Any], Any]:
     def parse(value: Any) -> Any:
         number = cls(repr(value) if type(value) is float else value)
         if not number.is_finite():  # "NaN", "Infinity": no JSON number is either (RFC 8259 §6)
+            raise ValueError(value)
+        if abs(number.adjusted()) > _DECIMAL_EXPONENT_LIMIT:  # "1e1000000": see the limit
             raise ValueError(value)
         return number
     return parse
@@ -393,7 +422,7 @@ def _converter(tp: Any) -> Optional[Callable[[Any], Any]]:
     It raises :class:`_Unfit` for a value the validator let through that still does not read
     as its type (a string that is no date, say)."""
     if tp is int:
-        return lambda v: int(v) if type(v) is float else v
+        return _int_from_float
     if tp is str or tp is float or tp is bool:  # (JSON already is: no typing needed)
         return None
     as_text = text_form(tp)
@@ -404,7 +433,7 @@ def _converter(tp: Any) -> Optional[Callable[[Any], Any]]:
     if origin is typing.Annotated:
         return _converter(args[0])
     if origin is typing.Literal and all(type(a) is int for a in args):
-        return lambda v: int(v) if type(v) is float else v
+        return _int_from_float
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return tp
     if _is_dataclass(tp) or _is_typeddict(tp):
@@ -418,7 +447,9 @@ def _converter(tp: Any) -> Optional[Callable[[Any], Any]]:
         if len(options) == 1 and options[0][1] is not None:
             only = options[0][1]
             return lambda v: None if v is None else only(v)
-        return None
+        if all(convert is None or convert is _int_from_float for _, convert in options):
+            return None  # (JSON already is what each option asks, but for a whole float: kept as sent)
+        return _first_fit([(type_schema(a), convert) for a, convert in options])
     if origin is tuple and args and args[-1] is not Ellipsis:  # tuple[A, B]: one converter per place
         places = [_converter(a) for a in args]
         return lambda v: tuple(_at(i, c, x) if c else x for i, (c, x) in enumerate(zip(places, v)))
@@ -432,9 +463,43 @@ def _converter(tp: Any) -> Optional[Callable[[Any], Any]]:
         made: Callable[[Any], Any] = origin or tp
         return made
     if origin is dict and len(args) == 2:
+        # A JSON key is text: a key of a type read from text (Dict[date, int]) is read as one too.
+        of_key = _converter(args[0]) if text_form(args[0]) is not None else None
         of_value = _converter(args[1])
-        return (lambda v: {k: _at(k, of_value, x) for k, x in v.items()}) if of_value else None
+        if of_key is None:
+            return (lambda v: {k: _at(k, of_value, x) for k, x in v.items()}) if of_value else None
+        return lambda v: {_at(k, of_key, k): _at(k, of_value, x) if of_value else x for k, x in v.items()}
     return None
+
+
+def _int_from_float(value: Any) -> Any:
+    """An integer argument sent as a whole float (3.0: JSON has one kind of number) as an int."""
+    return int(value) if type(value) is float else value
+
+
+def _first_fit(options: List[Tuple[Dict[str, Any], Optional[Callable[[Any], Any]]]]) -> Callable[[Any], Any]:
+    """The converter of a union (``Union[datetime, date]``): each option in the order written, the
+    first whose JSON schema the value fits and that reads it (an option JSON already is takes
+    the value as it is); a value none reads is unfit, for what each option expected."""
+    def convert(value: Any) -> Any:
+        if value is None:
+            return None
+        unfit: List[_Unfit] = []
+        for schema, make in options:
+            if validate(value, schema) is not None:
+                continue
+            if make is None:
+                return value
+            try:
+                return make(value)
+            except _Unfit as exc:
+                unfit.append(exc)
+            except (ValueError, TypeError):  # an Enum or a dataclass that does not take it
+                continue
+        if len(unfit) == 1:
+            raise unfit[0]
+        raise _Unfit(" or ".join(dict.fromkeys(exc.expected for exc in unfit)) or "a value of one of its types", value)
+    return convert
 
 
 class FunctionSchema:
@@ -615,9 +680,36 @@ def _output_schema(hint: Any) -> Tuple[Optional[Dict[str, Any]], bool]:
         if hint in (typing.Any, str, None, _NoneType):
             return None, False
     try:
-        schema = type_schema(hint)
+        schema = _without_offset_formats(type_schema(hint))
     except TypeError:
         return None, False  # content helpers and other objects: no schema
     if schema.get("type") == "object":
         return schema, False
     return {"type": "object", "properties": {"result": schema}, "required": ["result"]}, True
+
+
+def _without_offset_formats(schema: Any) -> Any:
+    """An output schema without ``"format": "date-time"`` and ``"time"``, at any depth.
+
+    RFC 3339 §5.6, which those formats name (JSON Schema 2020-12 validation §7.3.1), requires
+    an offset, and a naive datetime or time has none: its ``isoformat()`` text, what the
+    result carries, would break the tool's own schema in a client that checks formats (the
+    TypeScript SDK checks structuredContent with ajv). Refusing naive values instead would
+    fail every tool that returns ``datetime.now()``; so the result is declared a string, which
+    both are. An input schema keeps the formats: they ask the model for the full form (and a
+    naive one is read too).
+    """
+    if type(schema) is not dict:
+        return schema
+    kept: Dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "format" and value in ("date-time", "time"):
+            continue
+        if key == "properties" and type(value) is dict:
+            value = {name: _without_offset_formats(item) for name, item in value.items()}
+        elif key in ("items", "additionalProperties"):
+            value = _without_offset_formats(value)
+        elif key in ("prefixItems", "anyOf") and type(value) is list:
+            value = [_without_offset_formats(item) for item in value]
+        kept[key] = value
+    return kept
