@@ -4,6 +4,7 @@ the host, a tool only the view may call.
 
     python examples/mcp_app.py            # a client that looks at the app as a host does; it starts the server itself
     python examples/mcp_app.py --server   # the server alone, on stdio: install it into a host that renders apps
+    minimcp read ui://counter/view.html -o view.html -- python examples/mcp_app.py --server   # the view, to open
 
 The extension is ``io.modelcontextprotocol/ui`` (MCP Apps, SEP-1865). A host that does not
 render views (or a client that does not declare the extension) sees ``show_counter`` as an
@@ -16,7 +17,6 @@ from pathlib import Path
 
 import minimcp
 from minimcp import Server
-from minimcp.client.apps import declare_apps, read_app, ui_resource_uri, visibility
 
 VIEW = "ui://counter/view.html"
 
@@ -48,11 +48,11 @@ def increment(by: int = 1) -> dict:
 
 def main() -> None:
     command = [sys.executable, __file__, "--server"]
-    with minimcp.connect(command, middleware=[declare_apps]) as client:  # as a host that renders views
+    with minimcp.connect(command, apps=True) as client:  # as a host that renders views
         print(f"connected to {client.server_info['name']} (protocol {client.protocol_version})")
         for tool in client.list_tools():
-            print(f"  tool {tool.name}: view {ui_resource_uri(tool)}, called by {' and '.join(visibility(tool))}")
-        view = read_app(client, VIEW)
+            print(f"  tool {tool.name}: view {tool.ui_resource_uri}, called by {' and '.join(tool.visibility)}")
+        view = client.read_app(VIEW)
         print(f"the view {view.uri}: {len(view.html.splitlines())} lines of HTML, prefersBorder={view.prefers_border}")
         print(f"the model calls show_counter: {client.call_tool('show_counter').structured}")
         print(f"the view's button calls increment: {client.call_tool('increment', {'by': 1}).structured}")

@@ -19,15 +19,8 @@ import pytest
 
 import minimcp
 from minimcp import Context, RPCError, Server
-from minimcp.client.apps import (
-    CAPABILITY,
-    declare_apps,
-    for_model,
-    read_app,
-    server_has_apps,
-    ui_resource_uri,
-    visibility,
-)
+from minimcp.client.apps import for_model, read_app, server_has_apps, ui_resource_uri, visibility
+from minimcp.client.results import Tool
 from minimcp.errors import ProtocolError
 from minimcp.protocol.jsonrpc import INVALID_PARAMS
 from minimcp.server.apps import EXTENSION, MIME_TYPE, supports_apps
@@ -79,17 +72,20 @@ def shop() -> Server:
     return server
 
 
+#: What a client that renders views declares (apps.mdx "Client (Host) Capabilities").
+CAPABILITY = {EXTENSION: {"mimeTypes": [MIME_TYPE]}}
+
+
 @contextlib.contextmanager
 def connected(server, transport, protocol, apps):
-    middleware = [declare_apps] if apps else []
     if transport == "memory":
-        with minimcp.connect("memory", server=server, protocol=protocol, middleware=middleware, timeout=20) as client:
+        with minimcp.connect("memory", server=server, protocol=protocol, apps=apps, timeout=20) as client:
             yield client
         return
     app = server.wsgi_app()
     try:
         with BackgroundServer(app) as running, minimcp.connect(running.url + "/mcp", protocol=protocol,
-                                                                middleware=middleware, timeout=20) as client:
+                                                                apps=apps, timeout=20) as client:
             yield client
     finally:
         app.close()
@@ -201,7 +197,7 @@ def test_a_version_without_tool_meta_still_hides_the_views_own_tools():
         tools = client.list_tools()
         assert [tool.name for tool in tools] == ["show_cart", "checkout", "plain"]
         assert all("_meta" not in tool.raw for tool in tools)
-    with minimcp.connect("memory", server=shop(), protocol="2025-03-26", middleware=[declare_apps]) as client:
+    with minimcp.connect("memory", server=shop(), protocol="2025-03-26", apps=True) as client:
         assert [tool.name for tool in client.list_tools()] == ["show_cart", "update_quantity", "checkout", "plain"]
 
 
@@ -313,33 +309,73 @@ def test_mistakes_are_refused_at_registration_saying_what_to_do(register, messag
 # -- the client's helpers ----------------------------------------------------------------------------
 
 
-def test_the_client_helpers_read_tools_and_views():
-    with minimcp.connect("memory", server=shop(), middleware=[declare_apps]) as client:
+@pytest.mark.parametrize("protocol", ["2026-07-28", "2025-11-25", "2025-06-18"])
+def test_a_tool_says_its_view_and_who_may_call_it(protocol):
+    """Tool.ui_resource_uri and Tool.visibility, read from tools/list (apps.mdx "Resource
+    Discovery", "Visibility"); the helpers say the same."""
+    with minimcp.connect("memory", server=shop(), protocol=protocol, apps=True) as client:
         tools = {tool.name: tool for tool in client.list_tools()}
-        assert {name: ui_resource_uri(tool) for name, tool in tools.items()} == {
-            "show_cart": VIEW, "update_quantity": VIEW, "checkout": VIEW, "plain": None}
-        assert {name: visibility(tool) for name, tool in tools.items()} == {
-            "show_cart": ("model", "app"), "update_quantity": ("app",), "checkout": ("model",),
-            "plain": ("model", "app")}
+    assert {name: tool.ui_resource_uri for name, tool in tools.items()} == {
+        "show_cart": VIEW, "update_quantity": VIEW, "checkout": VIEW, "plain": None}
+    assert {name: tool.visibility for name, tool in tools.items()} == {
+        "show_cart": ("model", "app"), "update_quantity": ("app",), "checkout": ("model",),
+        "plain": ("model", "app")}
+    assert all(ui_resource_uri(tool) == tool.ui_resource_uri and visibility(tool) == tool.visibility
+               for tool in tools.values())
+
+
+@pytest.mark.parametrize("meta, uri, who", [
+    (None, None, ("model", "app")),
+    ({"example.com/x": 1}, None, ("model", "app")),
+    ({"ui": {"resourceUri": "ui://a/v.html"}}, "ui://a/v.html", ("model", "app")),
+    ({"ui/resourceUri": "ui://old/v.html"}, "ui://old/v.html", ("model", "app")),  # the deprecated flat key
+    ({"ui": {"resourceUri": "ui://new/v.html"}, "ui/resourceUri": "ui://old/v.html"}, "ui://new/v.html",
+     ("model", "app")),  # the nested key first
+    ({"ui": {"visibility": ["app"]}, "ui/resourceUri": "ui://old/v.html"}, "ui://old/v.html", ("app",)),
+    ({"ui": {"resourceUri": "ui://a/v.html", "visibility": ["app", "model", "user"]}}, "ui://a/v.html",
+     ("model", "app")),  # an unknown name left out, the spec's order
+    ({"ui": {"resourceUri": "ui://a/v.html", "visibility": []}}, "ui://a/v.html", ()),
+    # the wrong shape counts as absent, as to a host that knows no MCP Apps
+    ({"ui": "ui://a/v.html"}, None, ("model", "app")),
+    ({"ui": {"resourceUri": "https://a/v.html", "visibility": "app"}}, None, ("model", "app")),
+    ({"ui": {"resourceUri": 7}}, None, ("model", "app")),
+    ("not an object", None, ("model", "app")),
+])
+def test_a_tool_reads_its_view_from_any_meta(meta, uri, who):
+    raw = {"name": "t", "inputSchema": {"type": "object"}}
+    if meta is not None:
+        raw["_meta"] = meta
+    tool = Tool(raw)
+    assert (tool.ui_resource_uri, tool.visibility) == (uri, who)
+    assert tool.raw is raw
+
+
+def test_the_client_helpers_read_tools_and_views():
+    with minimcp.connect("memory", server=shop(), apps=True) as client:
+        tools = {tool.name: tool for tool in client.list_tools()}
         assert [tool.name for tool in for_model(tools.values())] == ["show_cart", "checkout", "plain"]
         view = read_app(client, VIEW)
+        assert repr(client.read_app(VIEW)) == repr(view)  # the Client's method, the same
     assert (view.uri, view.html, view.ui) == (VIEW, HTML, UI)
     assert view.csp == UI["csp"] and view.permissions == ["clipboardWrite"]
     assert (view.domain, view.prefers_border) == ("shop.example", True)
     assert view.raw["mimeType"] == MIME_TYPE and "AppView(uri='ui://shop/cart.html'" in repr(view)
 
 
-def test_declare_apps_keeps_what_else_the_client_declares():
+def test_apps_true_declares_the_extension_in_both_eras_beside_what_else_the_client_declares():
+    """apps.mdx "Client<>Server Capability Negotiation": initialize's capabilities, and each
+    2026-07-28 request's _meta clientCapabilities (the tasks extension kept there)."""
     sent = []
 
     def spy(request, call_next):
         sent.append((request.method, json.loads(json.dumps(request.params))))
         return call_next(request)
 
-    with minimcp.connect("memory", server=shop(), middleware=[declare_apps, spy], roots=["/tmp"]) as client:
+    with minimcp.connect("memory", server=shop(), middleware=[spy], roots=["/tmp"], apps=True) as client:
+        assert client.apps is True
         client.list_tools()
-    with minimcp.connect("memory", server=shop(), protocol="2025-11-25", middleware=[declare_apps, spy],
-                         roots=["/tmp"]) as client:
+    with minimcp.connect("memory", server=shop(), protocol="2025-11-25", middleware=[spy],
+                         roots=["/tmp"], apps=True) as client:
         client.list_tools()
     stateless = [params["_meta"]["io.modelcontextprotocol/clientCapabilities"] for method, params in sent
                  if method in ("server/discover", "tools/list") and "_meta" in params]
@@ -347,6 +383,12 @@ def test_declare_apps_keeps_what_else_the_client_declares():
                              for caps in stateless)
     (initialize,) = [params for method, params in sent if method == "initialize"]
     assert initialize["capabilities"] == {"roots": {"listChanged": True}, "extensions": CAPABILITY}
+    sent.clear()
+    with minimcp.connect("memory", server=shop(), middleware=[spy], roots=["/tmp"]) as client:  # apps=False
+        assert client.apps is False
+        client.list_tools()
+    assert all(params["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"] ==
+               {"io.modelcontextprotocol/tasks": {}} for _, params in sent)
 
 
 def test_read_app_takes_the_listings_ui_meta_when_the_content_has_none_and_refuses_what_is_no_view():
@@ -371,8 +413,8 @@ def test_a_legacy_flat_resource_uri_is_read_too():
     server.tool(lambda: "y", name="not_a_view", meta={"ui": {"resourceUri": "https://old/view.html"}})
     with minimcp.connect("memory", server=server) as client:
         tools = {tool.name: tool for tool in client.list_tools()}
-    assert ui_resource_uri(tools["old_style"]) == "ui://old/view.html"
-    assert ui_resource_uri(tools["not_a_view"]) is None
+    assert tools["old_style"].ui_resource_uri == ui_resource_uri(tools["old_style"]) == "ui://old/view.html"
+    assert tools["not_a_view"].ui_resource_uri is None and ui_resource_uri(tools["not_a_view"]) is None
 
 
 # -- the example's view, through the host bridge ---------------------------------------------------------
@@ -453,9 +495,9 @@ def node():
 def test_the_examples_view_calls_its_tool_through_the_host_bridge(node, tmp_path):
     """apps.mdx "Lifecycle" and "Standard MCP Messages": ui/initialize, initialized, tool-input and
     tool-result from the host; the view's tools/call passed on to the server by the host."""
-    with minimcp.connect([PY, example("mcp_app.py"), "--server"], middleware=[declare_apps], timeout=20) as client:
+    with minimcp.connect([PY, example("mcp_app.py"), "--server"], apps=True, timeout=20) as client:
         tools = {tool.name: tool for tool in client.list_tools()}
-        view = read_app(client, ui_resource_uri(tools["show_counter"]))
+        view = client.read_app(tools["show_counter"].ui_resource_uri)
         (script,) = re.findall(r"<script>(.*?)</script>", view.html, re.S)
         assert "<script src" not in view.html and "<link" not in view.html and view.csp == {}  # all of it inline
         (tmp_path / "view.js").write_text(script, encoding="utf-8")
@@ -484,7 +526,7 @@ def test_the_examples_view_calls_its_tool_through_the_host_bridge(node, tmp_path
             call = running.posted()
             assert call["method"] == "tools/call" and call["params"] == {"name": "increment", "arguments": {"by": 1}}
             # the host: the view may call it ("app" in its visibility), so it goes to the server
-            assert "app" in visibility(tools[call["params"]["name"]])
+            assert "app" in tools[call["params"]["name"]].visibility
             answer = client.request("tools/call", call["params"])
             running.send({"deliver": {"jsonrpc": "2.0", "id": call["id"], "result": answer}})
             assert running.posted()["method"] == "ui/notifications/size-changed"
@@ -495,19 +537,6 @@ def test_the_examples_view_calls_its_tool_through_the_host_bridge(node, tmp_path
         finally:
             running.close()
     assert running.process.returncode == 0
-
-
-def test_the_example_runs_as_its_docstring_says():
-    out = subprocess.run([PY, example("mcp_app.py")], capture_output=True, text=True, encoding="utf-8", timeout=60)
-    assert out.returncode == 0, out.stderr
-    lines = out.stdout.splitlines()
-    assert lines[0] == "connected to counter (protocol 2026-07-28)"
-    assert lines[1:3] == ["  tool show_counter: view ui://counter/view.html, called by model and app",
-                          "  tool increment: view ui://counter/view.html, called by app"]
-    assert re.fullmatch(r"the view ui://counter/view.html: \d+ lines of HTML, prefersBorder=True", lines[3])
-    assert lines[4:] == ["the model calls show_counter: {'count': 0}",
-                         "the view's button calls increment: {'count': 1}",
-                         "a client without views sees: show_counter"]
 
 
 # -- interop: the official Python SDK ----------------------------------------------------------------------
@@ -551,12 +580,11 @@ def test_the_official_client_without_the_extension_is_not_shown_the_views_own_to
 
 @pytest.mark.parametrize("protocol", ["auto", "2025-11-25"])
 def test_our_client_reads_the_official_sdks_app(official_sdk, protocol):
-    with minimcp.connect([official_sdk, SDK_SERVER], protocol=protocol, middleware=[declare_apps],
-                         timeout=60) as client:
+    with minimcp.connect([official_sdk, SDK_SERVER], protocol=protocol, apps=True, timeout=60) as client:
         # the SDK declares the extension in server/discover only (its handshake leaves it out)
         assert server_has_apps(client) == (client.era == "stateless")
         tools = {tool.name: tool for tool in client.list_tools()}
-        assert {name: (ui_resource_uri(tool), visibility(tool)) for name, tool in tools.items()} == {
+        assert {name: (tool.ui_resource_uri, tool.visibility) for name, tool in tools.items()} == {
             "get_weather": ("ui://weather/view.html", ("model", "app")),
             "refresh": ("ui://weather/view.html", ("app",))}
         assert [tool.name for tool in for_model(tools.values())] == ["get_weather"]

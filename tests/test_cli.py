@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 
 import pytest
 
@@ -364,6 +365,114 @@ def test_read_unknown_resource():
     assert "-32602] Resource not found" in one_line_error(minimcp("read", "kb://nope", "-q", *KB), 1)  # 2026-07-28
 
 
+# -- MCP Apps ---------------------------------------------------------------------------------------
+
+APP = ["--", PY, example("mcp_app.py"), "--server"]
+VIEW_HTML = os.path.join(ROOT, "examples", "mcp_app.html")
+
+#: A server with a view sent as a blob, and a resource of two entries, the first binary.
+BLOBS = """
+from minimcp import Server
+
+server = Server("blobs")
+server.ui_resource("ui://blobs/view.html")(lambda: "<p>zażółć</p>".encode())
+server.add_resource(lambda: [{"uri": "data://two", "mimeType": "image/png", "blob": "iVBORw0KGgo="},
+                             {"uri": "data://two/b", "mimeType": "text/plain", "text": "second"}], "data://two")
+server.run()
+"""
+
+
+@pytest.mark.parametrize("protocol", ["auto", "2025-11-25"])
+def test_tools_marks_the_tools_with_a_view_and_shows_the_views_own(protocol):
+    """The command declares MCP Apps (in either era), so the server shows it the tool only the
+    view calls; each tool with a view says which, and who may call it."""
+    out = minimcp("tools", "--protocol", protocol, *APP)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "show_counter()  [view ui://counter/view.html]",
+        "    Show the counter, with a button to count.",
+        "",
+        "increment(by: integer = 1)  [view ui://counter/view.html, app only]",
+        "    Add `by` to the counter (the view's +1 button).",
+    ]
+
+
+def test_call_reaches_a_tool_only_the_view_calls():
+    out = minimcp("call", "increment", "by=2", *APP)
+    assert (out.returncode, out.stdout) == (0, '{\n  "count": 2\n}\n'), out.stderr
+
+
+def test_format_tool_marks_views_and_who_may_call():
+    def tool(ui=None, **more):
+        return Tool({"name": "t", "inputSchema": {"type": "object"}, **({"_meta": {"ui": ui}} if ui else {}), **more})
+
+    def head(t):
+        return cli.output.format_tool(t).splitlines()[0]
+
+    assert head(tool()) == "t()"
+    assert head(tool({"resourceUri": "ui://a/v.html"})) == "t()  [view ui://a/v.html]"
+    assert head(tool({"resourceUri": "ui://a/v.html", "visibility": ["model"]})) == "t()  [view ui://a/v.html, model only]"
+    assert head(tool({"resourceUri": "ui://a/v.html", "visibility": ["app"]},
+                     annotations={"readOnlyHint": True})) == "t()  [read-only, view ui://a/v.html, app only]"
+    assert head(tool({"visibility": ["model"]})) == "t()"  # no view: the model's, as every tool is
+    assert head(Tool({"name": "t", "_meta": {"ui/resourceUri": "ui://old/v.html"}})) == "t()  [view ui://old/v.html]"
+
+
+def test_read_prints_a_views_html():
+    out = minimcp("read", "ui://counter/view.html", *APP)
+    assert out.returncode == 0, out.stderr
+    with open(VIEW_HTML, encoding="utf-8") as f:
+        assert out.stdout == f.read() + "\n"
+
+
+def test_read_output_saves_the_contents_and_says_so(tmp_path):
+    saved = tmp_path / "view.html"
+    saved.write_text("an older copy", encoding="utf-8")  # replaced, as curl -o and > replace
+    out = minimcp("read", "ui://counter/view.html", "-o", str(saved), *APP)
+    assert (out.returncode, out.stdout) == (0, ""), out.stderr
+    with open(VIEW_HTML, "rb") as f:
+        html = f.read()
+    assert saved.read_bytes() == html
+    assert out.stderr == (f"saved ui://counter/view.html (text/html;profile=mcp-app, {len(html)} bytes) "
+                          f"to {saved}\n")
+    both = minimcp("read", "ui://counter/view.html", "--output", str(tmp_path / "again.html"), "--json", *APP)
+    assert both.returncode == 0, both.stderr
+    assert (tmp_path / "again.html").read_bytes() == html
+    assert json.loads(both.stdout)["contents"][0]["text"].encode() == html  # --json still prints the raw result
+
+
+def test_read_output_saves_a_blob_decoded_and_prints_a_blob_view_as_text(tmp_path):
+    server = tmp_path / "blobs.py"
+    server.write_text(BLOBS, encoding="utf-8")
+    blobs = ["--", PY, str(server)]
+    out = minimcp("read", "data://two", "-o", str(tmp_path / "two.png"), *blobs)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "two.png").read_bytes() == b"\x89PNG\r\n\x1a\n"
+    assert out.stderr == (f"saved data://two (image/png, 8 bytes) to {tmp_path / 'two.png'}; "
+                          "1 more entry not saved (shown without -o)\n")
+    view = minimcp("read", "ui://blobs/view.html", "-o", str(tmp_path / "view.html"), *blobs)
+    assert view.returncode == 0, view.stderr
+    assert (tmp_path / "view.html").read_text(encoding="utf-8") == "<p>zażółć</p>"
+    assert f"(text/html;profile=mcp-app, {len('<p>zażółć</p>'.encode())} bytes)" in view.stderr  # bytes, not characters
+    shown = minimcp("read", "ui://blobs/view.html", *blobs)
+    assert (shown.returncode, shown.stdout) == (0, "<p>zażółć</p>\n"), shown.stderr
+
+
+def test_read_output_refuses_a_folder_or_a_missing_folder_before_starting_the_server(tmp_path):
+    never = ["--", PY, "-c", f"open({str(tmp_path / 'started')!r}, 'w')"]  # would leave a file if started
+    line = one_line_error(minimcp("read", "ui://counter/view.html", "-o", str(tmp_path), *never), 2)
+    assert f"is a folder: give a file name (--output {tmp_path / 'view.html'})" in line
+    line = one_line_error(minimcp("read", "kb://index", "-o", str(tmp_path / "no" / "x.json"), *never), 2)
+    assert f"there is no folder {str(tmp_path / 'no')!r}" in line
+    assert not (tmp_path / "started").exists()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/dev/full: every write fails (as root too)")
+def test_read_output_that_cannot_be_written_says_why():
+    line = one_line_error(minimcp("read", "kb://index", "-o", "/dev/full", "-q", *KB), 2)
+    assert line == "minimcp: cannot write /dev/full: No space left on device"
+
+
 def test_prompts_and_prompt():
     out = minimcp("prompts", *KB)
     assert out.returncode == 0, out.stderr
@@ -562,7 +671,9 @@ def test_every_flag_a_message_names_exists_on_the_commands_it_is_shown_for():
                       and isinstance(node.body[0], ast.Expr)}
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
-                wrong += [(name, flag) for flag in re.findall(r"(?<![\w-])--[a-z][a-z-]*", node.value)
+                # (on each line, what follows a " -- " is a server's command: its flags are its own)
+                ours = "\n".join(line.split(" -- ", 1)[0] for line in node.value.splitlines())
+                wrong += [(name, flag) for flag in re.findall(r"(?<![\w-])--[a-z][a-z-]*", ours)
                           if flag not in flags | {"--help", "--version"}]
     assert not wrong
 

@@ -189,3 +189,18 @@ def test_call_many_submits_every_call_and_gathers_the_results():
         "Oslo: 22°C, sunny",
         "2 days of forecast for Tokyo",
     ]
+
+
+def test_mcp_app_runs_as_its_docstring_says():
+    """examples/mcp_app.py: a client that declares MCP Apps sees the view-only tool and reads the
+    view; one that does not sees only the model's tool."""
+    out = run_example("mcp_app.py")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "connected to counter (protocol 2026-07-28)"
+    assert lines[1:3] == ["  tool show_counter: view ui://counter/view.html, called by model and app",
+                          "  tool increment: view ui://counter/view.html, called by app"]
+    assert re.fullmatch(r"the view ui://counter/view.html: \d+ lines of HTML, prefersBorder=True", lines[3])
+    assert lines[4:] == ["the model calls show_counter: {'count': 0}",
+                         "the view's button calls increment: {'count': 1}",
+                         "a client without views sees: show_counter"]

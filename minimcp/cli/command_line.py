@@ -8,6 +8,7 @@ a target, the command's own words and ``key=value`` pairs, which
 
 import argparse
 import json
+import os
 import sys
 from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple
 
@@ -35,9 +36,17 @@ _COMMANDS = {  # name: (help, words after the target, whether key=value words fo
 
 #: Commands that connect to no server (minimcp/cli/install.py parses and runs them): name: help.
 LOCAL_COMMANDS = {
-    "install": "add a server to Claude Desktop, Claude Code, Cursor or VS Code",
+    "install": "add a server to a host's config file (Claude, Cursor, VS Code, Copilot, Windsurf, Gemini CLI, Zed, Codex)",
     "servers": "list the servers the host config files on this machine define",
     "run": "serve the Server of a Python file (stdio or HTTP) without editing it",
+}
+
+#: The other commands that connect to no server, each in a module of its own (``main()`` routes
+#: them; listed here for ``minimcp --help``): name: help.
+OTHER_COMMANDS = {
+    "bundle": "pack a server file into an MCP Bundle (.mcpb) that a host installs in one step",
+    "registry": "write the server.json that lists a server in the MCP Registry",
+    "proxy": "serve other MCP servers as one (stdio or HTTP), or one server over another transport",
 }
 
 _EPILOG = """\
@@ -85,7 +94,8 @@ _EXAMPLES = {
     "call": ["minimcp call get_weather city=Paris -- python examples/weather_server.py",
              "minimcp call http://127.0.0.1:8000/mcp get_forecast city=Paris days=3"],
     "resources": ["minimcp resources -- python examples/knowledge_base.py"],
-    "read": ["minimcp read kb://index -- python examples/knowledge_base.py"],
+    "read": ["minimcp read kb://index -- python examples/knowledge_base.py",
+             "minimcp read ui://counter/view.html -o view.html -- python examples/mcp_app.py --server"],
     "prompts": ["minimcp prompts -- python examples/weather_server.py"],
     "prompt": ["minimcp prompt forecast city=Paris -- python examples/weather_server.py"],
     "info": ["minimcp info -- python examples/weather_server.py",
@@ -188,7 +198,8 @@ def _usage(name: str, words: Sequence[str], key_values: bool) -> str:
 def build_parser() -> Tuple[argparse.ArgumentParser, Dict[str, argparse.ArgumentParser]]:
     """Return the ``minimcp`` parser and its subcommand parsers by name."""
     listing = "\n".join(f"  {name:<10} {summary}" for name, (summary, _, _) in _COMMANDS.items())
-    listing += "\n" + "\n".join(f"  {name:<10} {summary}" for name, summary in LOCAL_COMMANDS.items())
+    listing += "\n" + "\n".join(f"  {name:<10} {summary}" for name, summary in
+                                {**LOCAL_COMMANDS, **OTHER_COMMANDS}.items())
     parser: argparse.ArgumentParser = _Parser(prog="minimcp", usage="minimcp COMMAND [options] [TARGET] [ARGS ...] "
                                            "[-- SERVER_COMMAND [ARG ...]]",
                      description="Talk to an MCP server: list and call its tools, read its resources, "
@@ -210,6 +221,10 @@ def build_parser() -> Tuple[argparse.ArgumentParser, Dict[str, argparse.Argument
             sub.add_argument("--args", metavar="JSON", dest="args_json",
                              help="the tool's arguments as one JSON object ('-' reads it from stdin); "
                                   "key=value words are added to it")
+        if name == "read":
+            sub.add_argument("-o", "--output", metavar="FILE",
+                             help="save the contents in FILE (the first entry: its text as UTF-8, or its "
+                                  "decoded blob), replacing it, instead of printing them")
         if name in ("login", "logout"):
             _login_options(sub, name)
         subparsers[name] = sub
@@ -281,6 +296,19 @@ def _bind_words(args: argparse.Namespace) -> None:
     args.pairs = split_pairs(rest)
     args.headers = _headers(args.header)
     args.arguments = _arguments_object(getattr(args, "args_json", None))
+    _check_output(getattr(args, "output", None), args.name)
+
+
+def _check_output(path: Optional[str], uri: Optional[str]) -> None:
+    """Refuse a ``--output`` that cannot be written before the server is started for nothing."""
+    if path is None:
+        return
+    if os.path.isdir(path):
+        name = (uri or "").rstrip("/").rsplit("/", 1)[-1].split(":")[-1] or "contents"
+        raise UsageError(f"--output {path!r} is a folder: give a file name (--output {os.path.join(path, name)})")
+    folder = os.path.dirname(path)
+    if folder and not os.path.isdir(folder):
+        raise UsageError(f"--output {path!r}: there is no folder {folder!r}")
 
 
 def _headers(lines: Sequence[str]) -> Dict[str, str]:

@@ -7,16 +7,19 @@ The printing itself is :mod:`minimcp.cli.output`.
 """
 
 import argparse
+import base64
+import binascii
 import json
 import os
 import re
 import sys
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..client.client import Client
 from ..client.connect import connect
 from ..errors import CapabilityError, ConnectionClosed, MCPError, ProtocolError, RPCError, ServerNotFound, Timeout
 from ..logs import choose_trace_words
+from ..protocol.apps import MIME_TYPE as APPS_MIME_TYPE
 from .command_line import EXIT_ERROR, EXIT_OK, EXIT_SERVER, EXIT_USAGE, UsageError, convert_arguments
 from .output import (
     ProgressBar,
@@ -88,16 +91,63 @@ def cmd_resources(client: Client, args: argparse.Namespace) -> int:
 
 
 def cmd_read(client: Client, args: argparse.Namespace) -> int:
-    """``minimcp read``: a resource's text; binary entries summarised."""
+    """``minimcp read``: a resource's text (an MCP App's view is HTML: text, even sent as a
+    blob); other binary entries summarised. ``-o FILE`` saves the first entry in FILE instead."""
     result = client.read_resource(args.name)
+    if args.output is not None:
+        _save(result.contents, args.name, args.output)
     if args.json:
         _dump(result.raw)
+        return EXIT_OK
+    if args.output is not None:
         return EXIT_OK
     for entry in result.contents:
         if len(result.contents) > 1:
             _emit(f"--- {_describe_contents(entry)}")
-        _emit(entry["text"] if "text" in entry else f"[binary: {_describe_contents(entry)}]")
+        text = entry.get("text")
+        if text is None and entry.get("mimeType") == APPS_MIME_TYPE:
+            text = _utf8(_blob(entry, args.name), args.name)
+        _emit(text if text is not None else f"[binary: {_describe_contents(entry)}]")
     return EXIT_OK
+
+
+def _save(contents: List[Dict[str, Any]], uri: str, path: str) -> None:
+    """Write the first entry of a resource to ``path`` (its text as UTF-8, or its decoded blob), and
+    say so on stderr. The file is replaced only once the whole answer is in: a failed read leaves it."""
+    if not contents:
+        raise MCPError(f"the server sent no contents for {uri}: nothing saved in {path}")
+    entry = contents[0]
+    text = entry.get("text")
+    data = text.encode("utf-8") if text is not None else _blob(entry, uri)
+    try:
+        with open(path, "wb") as file:
+            file.write(data)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    mime = f"{entry['mimeType']}, " if entry.get("mimeType") else ""
+    others = len(contents) - 1
+    left = f"; {others} more {'entry' if others == 1 else 'entries'} not saved (shown without -o)" if others else ""
+    print(f"saved {entry.get('uri', uri)} ({mime}{len(data)} byte{'' if len(data) == 1 else 's'}) to {path}{left}",
+          file=sys.stderr)
+
+
+def _blob(entry: Dict[str, Any], uri: str) -> bytes:
+    """An entry's ``blob``, decoded from base64."""
+    blob = entry.get("blob")
+    if blob is None:
+        raise ProtocolError(f"the server's entry for {entry.get('uri', uri)} has neither text nor blob")
+    try:
+        return base64.b64decode(blob, validate=True)
+    except binascii.Error as exc:
+        raise ProtocolError(f"the server's entry for {entry.get('uri', uri)}: the blob is not base64 ({exc})") from None
+
+
+def _utf8(data: bytes, uri: str) -> str:
+    """A view's HTML, sent as a blob, as text (apps.mdx "UI Resource Format": an HTML document)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProtocolError(f"the server's view {uri} is a blob that is not UTF-8 ({exc})") from None
 
 
 def cmd_prompts(client: Client, args: argparse.Namespace) -> int:
@@ -179,8 +229,10 @@ def run(args: argparse.Namespace) -> int:
 
         options["auth"] = OAuth(interactive=False)  # a stored login, refreshed as needed; never a browser
     try:
+        # apps=True: the command shows what a host that renders MCP Apps sees, the tools only a
+        # view calls included (a server hides those from a client that renders no view)
         client = connect(args.target, config=args.config, timeout=args.timeout, protocol=args.protocol,
-                         trace=_traced(args), **options)
+                         trace=_traced(args), apps=True, **options)
     except ConnectionClosed as exc:  # the server died during the handshake
         raise _named_by_script(exc, args.target) from None
     except ValueError as exc:  # a target minimcp cannot connect to, or a config file it cannot use

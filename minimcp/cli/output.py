@@ -121,9 +121,19 @@ def _described(head: str, description: Optional[str], arguments: Sequence[Tuple[
 
 
 def format_tool(tool: Tool) -> str:
-    """Describe one tool for a person: signature, hints, description, argument descriptions."""
+    """Describe one tool for a person: signature, hints, description, argument descriptions.
+
+    A tool with an MCP App view says so, and who may call it when that is not both the model
+    and the view: ``increment(by: integer = 1)  [view ui://counter/view.html, app only]``.
+    """
     hints = [label for key, label in (("readOnlyHint", "read-only"), ("destructiveHint", "destructive"))
              if tool.annotations.get(key) is True]
+    if tool.ui_resource_uri is not None:
+        hints.append(f"view {tool.ui_resource_uri}")
+    if tool.visibility == ("app",):  # the host keeps it from its model: only the view calls it
+        hints.append("app only")
+    elif tool.visibility == ("model",) and tool.ui_resource_uri is not None:  # the view may not call it
+        hints.append("model only")
     head = signature(tool) + (f"  [{', '.join(hints)}]" if hints else "")
     properties = tool.input_schema.get("properties") or {}
     arguments = [(name, prop.get("description", "")) for name, prop in properties.items() if isinstance(prop, dict)]

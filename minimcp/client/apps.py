@@ -1,20 +1,20 @@
 """MCP Apps (the ``io.modelcontextprotocol/ui`` extension, SEP-1865), client side: which tools
 come with a view, who may call them, and the view itself.
 
-A host that renders views declares the extension, finds a tool's view in its
-``_meta.ui.resourceUri``, reads it with ``resources/read``, and renders the HTML in a
+A host that renders views declares the extension (``Client(apps=True)``, or
+``connect(..., apps=True)``), finds a tool's view in ``tool.ui_resource_uri`` (its
+``_meta.ui.resourceUri``), reads it with ``resources/read``, and renders the HTML in a
 sandboxed iframe with the CSP its ``_meta.ui`` asks for (ext-apps
 specification/2026-01-26/apps.mdx)::
 
-    from minimcp.client.apps import declare_apps, for_model, read_app, ui_resource_uri
+    from minimcp.client.apps import for_model, read_app
 
-    with minimcp.connect(target, middleware=[declare_apps]) as client:
+    with minimcp.connect(target, apps=True) as client:
         tools = client.list_tools()
         model_tools = for_model(tools)          # what the model may see: not the views' own tools
         for tool in tools:
-            uri = ui_resource_uri(tool)
-            if uri:
-                view = read_app(client, uri)    # view.html, view.csp, view.prefers_border ...
+            if tool.ui_resource_uri:
+                view = read_app(client, tool.ui_resource_uri)  # view.html, view.csp, view.prefers_border ...
 
 A client that does not declare the extension still reads tools and views, but a server may
 leave out of its ``tools/list`` the tools only a view calls (minimcp's does).
@@ -22,51 +22,14 @@ leave out of its ``tools/list`` the tools only a view calls (minimcp's does).
 
 import base64
 import binascii
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple
 
 from ..errors import ProtocolError
-from ..protocol.stateless import CAPABILITIES_KEY
+from ..protocol.apps import EXTENSION, MIME_TYPE, UI
 from .results import Tool
 
 if TYPE_CHECKING:
-    from .client import Client  # (client.py may import this module: no cycle at run time)
-
-#: The extension's identifier (apps.mdx "Extension Identifier").
-EXTENSION = "io.modelcontextprotocol/ui"
-#: The MIME type of a view (apps.mdx "UI Resource Format").
-MIME_TYPE = "text/html;profile=mcp-app"
-#: The deprecated flat key of a tool's view, which servers older than ``_meta.ui`` send.
-LEGACY_RESOURCE_URI = "ui/resourceUri"
-#: What a host declares (apps.mdx "Client (Host) Capabilities": ``mimeTypes`` is required).
-CAPABILITY: Dict[str, Any] = {EXTENSION: {"mimeTypes": [MIME_TYPE]}}
-
-
-def declare_apps(request: Any, call_next: Callable[[Any], Any]) -> Any:
-    """Client middleware: declare the extension (:data:`CAPABILITY`) in the capabilities the
-    client sends: ``initialize``'s, and each 2026-07-28 request's ``_meta``. Declare it only
-    where views are rendered: a server may then count on the view and say less in text.
-
-    Example::
-
-        client = minimcp.connect(target, middleware=[declare_apps])
-    """
-    if request.outgoing:
-        params = request.params
-        if request.method == "initialize":
-            params["capabilities"] = _with_apps(params.get("capabilities"))
-        else:
-            meta = params.get("_meta")
-            if type(meta) is dict and CAPABILITIES_KEY in meta:
-                params["_meta"] = dict(meta, **{CAPABILITIES_KEY: _with_apps(meta[CAPABILITIES_KEY])})
-    return call_next(request)
-
-
-def _with_apps(capabilities: Any) -> Dict[str, Any]:
-    """A copy of ``capabilities`` that declares the extension too (the caller's dicts untouched)."""
-    declared = dict(capabilities) if type(capabilities) is dict else {}
-    extensions = declared.get("extensions")
-    declared["extensions"] = dict(extensions if type(extensions) is dict else {}, **CAPABILITY)
-    return declared
+    from .client import Client  # (client.py imports this module late, in read_app(): no cycle)
 
 
 def server_has_apps(client: "Client") -> bool:
@@ -75,36 +38,24 @@ def server_has_apps(client: "Client") -> bool:
     return type(extensions) is dict and EXTENSION in extensions
 
 
-def _tool_ui(tool: Tool) -> Dict[str, Any]:
-    meta = tool.raw.get("_meta")
-    ui = meta.get("ui") if type(meta) is dict else None
-    return ui if type(ui) is dict else {}
-
-
 def ui_resource_uri(tool: Tool) -> Optional[str]:
-    """The ``ui://`` URI of the tool's view (``_meta.ui.resourceUri``, else the deprecated
-    ``_meta["ui/resourceUri"]``), or None for a tool without one."""
-    uri = _tool_ui(tool).get("resourceUri")
-    if uri is None:
-        meta = tool.raw.get("_meta")
-        uri = meta.get(LEGACY_RESOURCE_URI) if type(meta) is dict else None
-    return uri if isinstance(uri, str) and uri.startswith("ui://") else None
+    """The ``ui://`` URI of the tool's view, or None for a tool without one: its
+    :attr:`~minimcp.client.results.Tool.ui_resource_uri`, as a function (for ``map``, ``sorted`` ...)."""
+    return tool.ui_resource_uri
 
 
 def visibility(tool: Tool) -> Tuple[str, ...]:
     """Who may call the tool: ``"model"`` (the agent), ``"app"`` (its view), or both, which is
-    what a tool that says nothing means (apps.mdx "Visibility")."""
-    said = _tool_ui(tool).get("visibility")
-    if type(said) is not list:
-        return ("model", "app")
-    return tuple(who for who in said if who in ("model", "app"))
+    what a tool that says nothing means (apps.mdx "Visibility"): its
+    :attr:`~minimcp.client.results.Tool.visibility`, as a function."""
+    return tool.visibility
 
 
 def for_model(tools: Iterable[Tool]) -> List[Tool]:
     """The tools a host may give its model: all but those only a view may call (apps.mdx
     "Visibility": "Host MUST NOT include tools in the agent's tool list when their visibility
     does not include "model"")."""
-    return [tool for tool in tools if "model" in visibility(tool)]
+    return [tool for tool in tools if "model" in tool.visibility]
 
 
 class AppView:
@@ -112,7 +63,7 @@ class AppView:
 
     Example::
 
-        view = read_app(client, "ui://counter/view.html")
+        view = client.read_app("ui://counter/view.html")   # or read_app(client, ...)
         open("view.html", "w").write(view.html)
         print(view.csp.get("connectDomains", []), view.prefers_border)
 
@@ -173,9 +124,9 @@ def read_app(client: "Client", uri: str, *, timeout: Optional[float] = None) -> 
         except (binascii.Error, UnicodeDecodeError) as exc:
             raise ProtocolError(f"the server's view {uri} is a blob that is not base64 UTF-8 ({exc})") from None
     meta = item.get("_meta")
-    ui = meta.get("ui") if type(meta) is dict else None
+    ui = meta.get(UI) if type(meta) is dict else None
     if type(ui) is not dict:
         listed = next((r for r in client.list_resources(timeout=timeout) if r.uri == uri), None)
         listed_meta = listed.raw.get("_meta") if listed is not None else None
-        ui = listed_meta.get("ui") if type(listed_meta) is dict else None
+        ui = listed_meta.get(UI) if type(listed_meta) is dict else None
     return AppView(uri, html, ui if type(ui) is dict else {}, item)

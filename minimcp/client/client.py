@@ -24,6 +24,8 @@ from ..engine.middleware import Middleware
 from ..engine.session import Handler, Session
 from ..errors import CapabilityError, MCPError, ProtocolError
 from ..logs import get_logger, tracing
+from ..protocol.apps import EXTENSION as APPS_EXTENSION
+from ..protocol.apps import extension_settings
 from ..protocol.levels import LOG_LEVELS, PYTHON_LEVELS
 from ..protocol.stateless import TASKS_EXTENSION
 from ..protocol.versions import HANDSHAKE_VERSIONS, PROTOCOL_VERSION, SDK_VERSION, STATELESS_VERSION, knows
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from concurrent.futures import Future
     from logging import Logger
 
+    from .apps import AppView
     from .futures import Calls
 
 log: "Logger" = get_logger(__name__)
@@ -100,6 +103,9 @@ class Client:
             does and falls back to the handshake; a version forces that one.
         middleware: functions that wrap every request the client sends or answers
             (see :meth:`add_middleware`).
+        apps: declare the MCP Apps extension (``io.modelcontextprotocol/ui``): this client
+            renders views (``text/html;profile=mcp-app``). A server may then show it the tools
+            only a view calls, and say less in text; see :meth:`read_app`.
 
     The calls are the same in both eras: on a 2026-07-28 server
     ``set_logging_level`` sets the level each request asks for,
@@ -116,6 +122,7 @@ class Client:
             capability is missing raises :class:`~minimcp.CapabilityError`.
         instructions: the server's instructions for the model, or None.
         era: ``"stateless"`` when the server speaks 2026-07-28, else ``"handshake"``.
+        apps: whether the client declares the MCP Apps extension (see ``apps``).
         stateless: the 2026-07-28 side of this client
             (:class:`~minimcp.client.stateless.StatelessSide`): its cache,
             subscriptions and listen request.
@@ -132,8 +139,10 @@ class Client:
                  on_prompts_changed: Optional[Callable[[], Any]] = None,
                  on_resource_updated: Optional[Callable[[str], Any]] = None,
                  on_notification: Optional[Callable[[str, Dict[str, Any]], Any]] = None, protocol: str = "auto",
-                 middleware: Iterable[Middleware] = (), log_level: Optional[str] = None) -> None:
+                 middleware: Iterable[Middleware] = (), log_level: Optional[str] = None, apps: bool = False) -> None:
         self.protocol: str = check_protocol(protocol)
+        #: Whether the client declares the MCP Apps extension (it renders views).
+        self.apps: bool = apps
         if log_level is not None and log_level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {log_level!r}; use one of {', '.join(LOG_LEVELS)}")
         #: The level of log messages asked for at connect (None: decided then, see ``log_level``).
@@ -225,6 +234,8 @@ class Client:
             caps["roots"] = {} if stateless else {"listChanged": True}
         if stateless:  # a server may answer tools/call with a task: client/tasks.py follows it
             caps["extensions"] = {TASKS_EXTENSION: {}}
+        if self.apps:  # MCP Apps, in both eras (ext-apps apps.mdx "Client<>Server Capability Negotiation")
+            caps["extensions"] = {**caps.get("extensions", {}), APPS_EXTENSION: extension_settings()}
         return caps
 
     def initialize(self, timeout: Optional[float] = None) -> Dict[str, Any]:
@@ -462,6 +473,26 @@ class Client:
         """
         self._require("resources")
         return ResourceResult(self._call("resources/read", {"uri": uri}, timeout=timeout))
+
+    def read_app(self, uri: str, *, timeout: Optional[float] = None) -> "AppView":
+        """Read an MCP App's view (a ``ui://`` resource) and check it is one: its HTML, and how
+        a host renders it (``csp``, ``permissions``, ``domain``, ``prefers_border``).
+
+        Example::
+
+            tool = next(tool for tool in client.list_tools() if tool.ui_resource_uri)
+            view = client.read_app(tool.ui_resource_uri)
+            print(view.html[:60], view.csp, view.prefers_border)
+
+        See :func:`minimcp.client.apps.read_app`, which this calls.
+
+        Raises:
+            ProtocolError: the resource is not a view (not ``text/html;profile=mcp-app``).
+            RPCError: the server has no such resource.
+        """
+        from .apps import read_app  # late: a client that reads no view never loads it
+
+        return read_app(self, uri, timeout=timeout)
 
     def subscribe_resource(self, uri: str, *, timeout: Optional[float] = None) -> None:
         """Ask to be told when ``uri`` changes (see ``on_resource_updated``)."""

@@ -73,8 +73,9 @@ def connect(target: Union[Sequence[str], str], *, server: Any = None, config: Un
             in ours, is inherited by the server with the rest, and sets its limit too, as it
             does every minimcp process's that inherits it). Over HTTP the client sets no limit
             of its own (the server's ``max_body`` bounds what is sent).
-        handlers: what answers the server: ``sampling_handler``,
-            ``elicitation_handler``, ``roots``, ``on_log`` ... (see :class:`Client`).
+        handlers: the :class:`Client`'s other options: what answers the server
+            (``sampling_handler``, ``elicitation_handler``, ``roots``, ``on_log`` ...),
+            ``middleware``, ``apps=True`` (this client renders MCP Apps views) ...
 
     Raises:
         FileNotFoundError: the server command does not exist.

@@ -9,6 +9,7 @@ the fields it reads as it is made: one of the wrong type raises
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from ..errors import ProtocolError
+from ..protocol.apps import VISIBILITIES, tool_view
 from .wire import field, obj, objects
 
 #: A JSON value as the server sent it (what ``json.loads`` gives: objects are dicts, arrays lists).
@@ -32,11 +33,18 @@ class Tool:
         task_support: ``execution.taskSupport`` (2025-11-25 tasks): ``"required"`` (the
             server runs it only as a task: :meth:`~minimcp.Client.call_tool` makes the task and
             follows it), ``"optional"``, or ``"forbidden"`` (also when the server says nothing).
+        ui_resource_uri: the ``ui://`` URI of the tool's view (MCP Apps: ``_meta.ui.resourceUri``,
+            else the deprecated ``_meta["ui/resourceUri"]``; read it with
+            :meth:`~minimcp.Client.read_app`), or ``None`` for a tool without one.
+        visibility: who may call the tool (MCP Apps ``_meta.ui.visibility``): ``("model", "app")``
+            (also when the server says nothing), ``("model",)`` or ``("app",)``: only its view
+            calls it, and a host keeps it from its model (:func:`minimcp.client.apps.for_model`).
+            ``_meta.ui`` of the wrong shape counts as absent: the tool is an ordinary tool.
         raw: the whole dict from the wire.
     """
 
     __slots__ = ("name", "title", "description", "input_schema", "output_schema", "annotations", "task_support",
-                 "raw")
+                 "ui_resource_uri", "visibility", "raw")
 
     def __init__(self, raw: Dict[str, Any]) -> None:
         what = "a tool in tools/list"
@@ -50,6 +58,10 @@ class Tool:
         execution = raw.get("execution")
         self.task_support: str = "forbidden" if execution is None else field(
             obj(execution, f"{what}: execution"), "taskSupport", str, f"{what}: execution", "forbidden")
+        meta = raw.get("_meta")  # (most tools have none: nothing more to do for them)
+        view: Tuple[Optional[str], Tuple[str, ...]] = (None, VISIBILITIES) if meta is None else tool_view(meta)
+        self.ui_resource_uri: Optional[str] = view[0]
+        self.visibility: Tuple[str, ...] = view[1]
 
     def __repr__(self) -> str:
         return f"Tool(name={self.name!r}, description={self.description!r})"

@@ -14,7 +14,8 @@ connection answers them.
 - :mod:`~minimcp.server.stateless`: the stateless-era (2026-07-28) server side (discover,
   listen), loaded with the first such request; :mod:`~minimcp.server.state`: its signed
   request state;
-- :mod:`~minimcp.server.tasks`, :mod:`~minimcp.server.skills`: the tasks and skills extensions;
+- :mod:`~minimcp.server.tasks`, :mod:`~minimcp.server.skills`, :mod:`~minimcp.server.apps`: the
+  tasks, skills and MCP Apps (``io.modelcontextprotocol/ui``) extensions;
 - :mod:`minimcp.server.http`: the server over HTTP (a WSGI app, the built-in server);
   :mod:`minimcp.server.auth`: the server as an OAuth resource server.
 """

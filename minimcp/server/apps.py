@@ -53,22 +53,25 @@ if TYPE_CHECKING:  # annotations only: a stdio server starts without importing t
 
 from ..engine.inflight import RequestContext
 from ..errors import RPCError
+from ..protocol.apps import (
+    EXTENSION,
+    LEGACY_RESOURCE_URI,
+    MIME_TYPE,
+    MIME_TYPES,
+    RESOURCE_URI,
+    SCHEME,
+    UI,
+    VISIBILITIES,
+    VISIBILITY,
+    extension_settings,
+    tool_view,
+)
 from ..protocol.jsonrpc import INVALID_PARAMS
 from ..protocol.stateless import CAPABILITIES_KEY, VERSION_KEY
 from .content import resource_contents
 from .coroutines import finish
 from .schema import is_context, type_hints
 
-#: The extension's identifier (apps.mdx "Extension Identifier").
-EXTENSION = "io.modelcontextprotocol/ui"
-#: The MIME type of a view (apps.mdx "UI Resource Format": the only one defined so far).
-MIME_TYPE = "text/html;profile=mcp-app"
-#: The URI scheme every view's URI starts with (apps.mdx: "URI MUST start with ui:// scheme").
-SCHEME = "ui://"
-#: The deprecated flat key of a tool's view, still read by hosts older than ``_meta.ui.resourceUri``.
-LEGACY_RESOURCE_URI = "ui/resourceUri"
-#: Who may call a tool (``_meta.ui.visibility``): the model (agent), the view (app).
-VISIBILITIES = ("model", "app")
 #: The fields of a view's ``_meta.ui.csp``: the origins it may reach (each a CSP directive).
 CSP_FIELDS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
 #: The browser permissions a view may ask for (``_meta.ui.permissions``: each name -> ``{}``).
@@ -93,7 +96,7 @@ class Apps:
     def settings(self) -> Dict[str, Any]:
         """The extension's settings in the server's capabilities: the view types it serves (the
         client's settings name the types it renders: apps.mdx "Extension Settings")."""
-        return {"mimeTypes": [MIME_TYPE]}
+        return extension_settings()
 
 
 def apps_of(server: Server) -> Apps:
@@ -170,11 +173,11 @@ def add_ui_resource(server: Server, fn: Callable[..., Any], uri: str, *,
     if "mime_type" in options:
         raise TypeError(f"a view is always served as {MIME_TYPE}: leave mime_type out")
     meta = dict(options.pop("meta", None) or {})
-    if "ui" in meta:
+    if UI in meta:
         raise ValueError("meta['ui'] is made from csp=, permissions=, domain= and prefers_border=: pass those")
     ui = ui_meta(csp, permissions, domain, prefers_border)
     if ui:
-        meta["ui"] = ui
+        meta[UI] = ui
     context = _context_parameter(fn)
     if options.get("description") is None and fn.__doc__:
         options["description"] = fn.__doc__.strip().split("\n\n")[0].strip()
@@ -198,7 +201,7 @@ def view_contents(uri: str, html: Any, ui: Dict[str, Any]) -> Dict[str, Any]:
         raise TypeError(f"the view {uri} must return its HTML as str (or bytes), not {type(html).__name__}")
     item = resource_contents(uri, html, MIME_TYPE)
     if ui:
-        item["_meta"] = {"ui": ui}
+        item["_meta"] = {UI: ui}
     return item
 
 
@@ -242,15 +245,15 @@ def add_ui_tool(server: Server, fn: Callable[..., Any], resource_uri: str, *,
     """
     if not resource_uri.startswith(SCHEME):
         raise ValueError(f"a tool's view is a ui:// URI (ui://counter/view.html), not {resource_uri!r}")
-    ui: Dict[str, Any] = {"resourceUri": resource_uri}
+    ui: Dict[str, Any] = {RESOURCE_URI: resource_uri}
     if visibility is not None:
         if isinstance(visibility, str) or not visibility or not set(visibility) <= set(VISIBILITIES):
             raise ValueError(f'visibility is a list of "model" and/or "app", not {visibility!r}')
-        ui["visibility"] = [who for who in VISIBILITIES if who in visibility]
+        ui[VISIBILITY] = [who for who in VISIBILITIES if who in visibility]
     meta = dict(options.pop("meta", None) or {})
-    if "ui" in meta:
+    if UI in meta:
         raise ValueError("meta['ui'] is made from resource_uri and visibility=: pass those")
-    meta["ui"] = ui
+    meta[UI] = ui
     meta[LEGACY_RESOURCE_URI] = resource_uri  # (apps.mdx "Resource Discovery": deprecated, still read)
     tool = server.add_tool(fn, meta=meta, **options)  # (first: a tool refused leaves nothing behind)
     apps = apps_of(server)
@@ -263,9 +266,7 @@ def add_ui_tool(server: Server, fn: Callable[..., Any], resource_uri: str, *,
 def is_for_model(meta: Any) -> bool:
     """Whether a tool with this ``_meta`` is the model's to see and call: its ``ui.visibility``
     includes ``"model"``, or it has none (apps.mdx "Visibility": the default is both)."""
-    ui = meta.get("ui") if type(meta) is dict else None
-    visibility = ui.get("visibility") if type(ui) is dict else None
-    return type(visibility) is not list or "model" in visibility
+    return "model" in tool_view(meta)[1]
 
 
 # -- who may see what ---------------------------------------------------------------------------
@@ -282,7 +283,7 @@ def supports_apps(ctx: Any) -> bool:
     """
     extensions = _client_capabilities(ctx).get("extensions")
     settings = extensions.get(EXTENSION) if type(extensions) is dict else None
-    mime_types = settings.get("mimeTypes") if type(settings) is dict else None
+    mime_types = settings.get(MIME_TYPES) if type(settings) is dict else None
     return type(mime_types) is list and MIME_TYPE in mime_types
 
 
