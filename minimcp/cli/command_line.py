@@ -155,7 +155,7 @@ def _connecting_options() -> argparse.ArgumentParser:
     options.add_argument("--config", metavar="FILE", help="the host config file to find a named server in")
     options.add_argument("-H", "--header", metavar="'NAME: VALUE'", action="append", default=[],
                          help="an HTTP header for a URL server, such as Authorization (repeatable)")
-    options.add_argument("--timeout", metavar="SECONDS", type=_seconds, default=60.0,
+    options.add_argument("--timeout", metavar="SECONDS", type=seconds, default=60.0,
                          help="seconds to wait for each answer, the handshake included (default: 60)")
     options.add_argument("--protocol", metavar="VERSION", choices=PROTOCOLS, default="auto",
                          help=f"the protocol version to speak: {STATELESS_VERSION} (no handshake) or one with "
@@ -176,7 +176,8 @@ def _trace_options(options: argparse.ArgumentParser,
     options.add_argument("--pretty", action="store_true", help="--trace, each message as indented JSON")
 
 
-def _seconds(text: str) -> float:
+def seconds(text: str) -> float:
+    """An argparse type: a number of seconds above 0 (``--timeout``)."""
     try:
         value = float(text)
     except ValueError:
@@ -245,7 +246,7 @@ def _login_options(sub: argparse.ArgumentParser, name: str) -> None:
     sub.add_argument("--scope", action="append", default=[], help="a scope to ask for (repeatable)")
     sub.add_argument("--headless", action="store_true",
                      help="no browser here: print the URL, then paste the redirected URL back")
-    sub.add_argument("--timeout", metavar="SECONDS", type=_seconds, default=300.0,
+    sub.add_argument("--timeout", metavar="SECONDS", type=seconds, default=300.0,
                      help="seconds to wait for the login in the browser (default: 300)")
     _trace_options(sub, "request to the authorization server and its answer on stderr, secrets redacted")
 
@@ -294,7 +295,7 @@ def _bind_words(args: argparse.Namespace) -> None:
         hint = " (the server's command goes after --)" if args.server_command else ""
         raise UsageError(f"unexpected argument {rest[0]!r}{hint}")
     args.pairs = split_pairs(rest)
-    args.headers = _headers(args.header)
+    args.headers = parse_headers(args.header)
     args.arguments = _arguments_object(getattr(args, "args_json", None))
     _check_output(getattr(args, "output", None), args.name)
 
@@ -311,7 +312,8 @@ def _check_output(path: Optional[str], uri: Optional[str]) -> None:
         raise UsageError(f"--output {path!r}: there is no folder {folder!r}")
 
 
-def _headers(lines: Sequence[str]) -> Dict[str, str]:
+def parse_headers(lines: Sequence[str]) -> Dict[str, str]:
+    """``--header 'Name: value'`` lines as a dict; a line without a colon is a usage error."""
     headers = {}
     for line in lines:
         name, colon, value = line.partition(":")

@@ -22,7 +22,7 @@ import sys
 from typing import Any, Dict, List, NoReturn, Sequence, Tuple
 
 from ..integrations.hosts import HOSTS, host, installed_servers, make_entry, plan_install, shadowing
-from .command_line import EXIT_OK, EXIT_USAGE, LOCAL_COMMANDS, UsageError
+from .command_line import EXIT_OK, EXIT_USAGE, LOCAL_COMMANDS, UsageError, parse_headers
 from .output import _dump, _emit, show_logs
 
 SUMMARIES = LOCAL_COMMANDS
@@ -119,16 +119,6 @@ def _env(pairs: Sequence[str]) -> Dict[str, str]:
     return env
 
 
-def _headers(lines: Sequence[str]) -> Dict[str, str]:
-    headers = {}
-    for line in lines:
-        name, colon, value = line.partition(":")
-        if not colon or not name.strip():
-            raise UsageError(f"expected --header 'Name: value', got {line!r}")
-        headers[name.strip()] = value.strip()
-    return headers
-
-
 def cmd_install(args: argparse.Namespace) -> int:
     """``minimcp install``: add (or with --force replace) one server in a host's config file."""
     target = host(args.host)
@@ -160,7 +150,7 @@ def cmd_install(args: argparse.Namespace) -> int:
     if url is None and (args.header or args.token_env):
         raise UsageError(f"{'--header' if args.header else '--token-env'} is for a URL server; a server the "
                          f"host starts gets its secrets with --env KEY=VALUE")
-    entry = make_entry(target, command=command, url=url, env=_env(args.env), headers=_headers(args.header),
+    entry = make_entry(target, command=command, url=url, env=_env(args.env), headers=parse_headers(args.header),
                        token_env=args.token_env)
     name = args.name or default_name
     change = plan_install(target, name, entry, scope=args.scope, path=args.file, force=args.force)
@@ -270,13 +260,18 @@ def cmd_run(args: argparse.Namespace) -> int:
             sys.stdout = real_stdout
         server.run()
     else:
-        server = load_server(args.file)
-        try:
-            server.run("http", host=args.host, port=args.port, quiet=args.quiet)
-        except OSError as exc:
-            # EADDRINUSE (Windows: WSAEADDRINUSE, 10048): name the port and the way out.
-            if exc.errno == errno.EADDRINUSE or getattr(exc, "winerror", None) == 10048:
-                raise UsageError(f"port {args.port} is in use on {args.host}; choose another with --port, "
-                                 f"or --port 0 for any free one") from None
-            raise
+        serve_http(load_server(args.file), args)
     return EXIT_OK
+
+
+def serve_http(server: Any, args: argparse.Namespace) -> None:
+    """``server.run("http")`` on ``--host`` and ``--port``; a port in use is a usage error that
+    names it and the way out (``minimcp run``, ``minimcp proxy``)."""
+    try:
+        server.run("http", host=args.host, port=args.port, quiet=args.quiet)
+    except OSError as exc:
+        # EADDRINUSE (Windows: WSAEADDRINUSE, 10048): name the port and the way out.
+        if exc.errno == errno.EADDRINUSE or getattr(exc, "winerror", None) == 10048:
+            raise UsageError(f"port {args.port} is in use on {args.host}; choose another with --port, "
+                             f"or --port 0 for any free one") from None
+        raise

@@ -14,11 +14,10 @@ under its name (``name__tool``, resource URIs ``name+uri``). The work is
 """
 
 import argparse
-import errno
 import sys
 from typing import Any, List, NoReturn, Sequence, Tuple
 
-from .command_line import EXIT_OK, EXIT_USAGE, UsageError
+from .command_line import EXIT_OK, EXIT_USAGE, UsageError, seconds
 from .output import show_logs
 
 SUMMARY = "serve other MCP servers as one (stdio or HTTP), or one server over another transport"
@@ -50,16 +49,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: {message} (see '{self.prog} --help')\n")
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0: {text!r}")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The parser of ``minimcp proxy``."""
     parser = _Parser(prog="minimcp proxy", description=SUMMARY[0].upper() + SUMMARY[1:] + ".",
@@ -72,9 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="stdio (the default): serve on stdin and stdout, as a host starts it; http: "
                              "serve Streamable HTTP at http://HOST:PORT/mcp until Ctrl-C")
     parser.add_argument("--name", default="minimcp-proxy", help="the proxy's serverInfo name")
-    parser.add_argument("--start-timeout", metavar="SECONDS", type=_seconds, default=10.0,
+    parser.add_argument("--start-timeout", metavar="SECONDS", type=seconds, default=10.0,
                         help="seconds each server has to start and answer (default: 10)")
-    parser.add_argument("--timeout", metavar="SECONDS", type=_seconds, default=60.0,
+    parser.add_argument("--timeout", metavar="SECONDS", type=seconds, default=60.0,
                         help="seconds a forwarded request waits for its answer; progress extends it (default: 60)")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="show only errors on stderr (and, with http, not where it serves)")
@@ -150,13 +139,9 @@ def run(args: argparse.Namespace) -> int:
         if args.transport == "stdio":
             proxy.run()
         else:
-            try:
-                proxy.run("http", host=args.host, port=args.port, quiet=args.quiet)
-            except OSError as exc:
-                if exc.errno == errno.EADDRINUSE or getattr(exc, "winerror", None) == 10048:
-                    raise UsageError(f"port {args.port} is in use on {args.host}; choose another with --port, "
-                                     f"or --port 0 for any free one") from None
-                raise
+            from .install import serve_http
+
+            serve_http(proxy, args)
     finally:
         proxy.close()
     return EXIT_OK
