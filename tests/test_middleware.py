@@ -207,3 +207,43 @@ def test_a_failing_middleware_is_answered_as_an_internal_error():
         assert failed.value.code == -32603 and "(ref " in failed.value.message  # its text is in the log only
         assert "bug in middleware" not in failed.value.message
         assert client.list_tools()
+
+
+def test_every_request_a_middleware_sends_goes_out_with_an_id_of_its_own():
+    # spec basic "Requests": an id is never reused within a session. A middleware that retries
+    # (calls call_next twice) or builds the request afresh still sends distinct ids, and the
+    # id a tracer reads before call_next is the one the first sending used.
+    seen = []
+    server = Server("ids")
+
+    @server.add_middleware
+    def record(request, call_next):
+        if request.method == "tools/call":
+            seen.append(request.request_id)
+        return call_next(request)
+
+    server.tool()(lambda: "ok")
+    read_before = []
+
+    def retry(request, call_next):
+        if request.method != "tools/call":
+            return call_next(request)
+        read_before.append(request.request_id)
+        call_next(request)
+        return call_next(request)  # (a retry: the same OutgoingRequest again)
+
+    def rebuild(request, call_next):
+        return call_next(type(request)(request.session, request.method, dict(request.params)))
+
+    with minimcp.connect("memory", server=server, middleware=[retry]) as client:
+        assert client.call_tool("<lambda>").text == "ok"
+    assert len(seen) == 2 and seen[0] != seen[1] and read_before == [seen[0]]
+    seen.clear()
+    with minimcp.connect("memory", server=server, middleware=[rebuild]) as client:
+        calls = [threading.Thread(target=client.call_tool, args=("<lambda>",)) for _ in range(3)]
+        for call in calls:
+            call.start()
+        for call in calls:
+            call.join(10)
+        assert client.call_tool("<lambda>").text == "ok"
+    assert len(seen) == 4 and len(set(seen)) == 4

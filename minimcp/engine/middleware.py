@@ -37,7 +37,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
-    from typing import Any, Callable, Dict, Sequence
+    from typing import Any, Callable, Dict, Optional, Sequence
 
     from .session import Session
 
@@ -62,7 +62,8 @@ class OutgoingRequest:
         session: the :class:`~minimcp.engine.session.Session` it goes out on.
         method: its method name.
         params: its params (a dict; a middleware may change it before ``call_next``).
-        request_id: the JSON-RPC id it goes out with.
+        request_id: the JSON-RPC id it goes out with (None for a request a middleware builds
+            itself: it is given one when sent; a retry gets a new one, set here).
     """
 
     __slots__ = ("session", "method", "params", "request_id")
@@ -70,11 +71,12 @@ class OutgoingRequest:
     #: True: this side sends it (a :class:`~minimcp.engine.inflight.RequestContext` says False).
     outgoing = True
 
-    def __init__(self, session: Session, method: str, params: Dict[str, Any], request_id: int = 0) -> None:
+    def __init__(self, session: Session, method: str, params: Dict[str, Any],
+                 request_id: Optional[int] = None) -> None:
         self.session: Session = session
         self.method: str = method
         self.params: Dict[str, Any] = params
-        self.request_id: int = request_id
+        self.request_id: Optional[int] = request_id
 
     def __repr__(self) -> str:
         return f"<OutgoingRequest method={self.method!r}>"

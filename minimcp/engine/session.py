@@ -580,11 +580,18 @@ class Session:
 
             if request_id is None:  # known before the middleware runs: a tracer names the request by it
                 request_id = self._outgoing.new_id()
+            sent_ids: List[int] = []
 
             def send(passed: OutgoingRequest) -> Any:
                 sent = passed.params if passed.params or params is not None else None  # (none stays none)
+                # Each sending gets an id of its own (spec basic: an id is never reused in a session):
+                # a middleware that retries, or builds a request afresh, is given a new one.
+                request_id = passed.request_id
+                if request_id is None or request_id in sent_ids:
+                    request_id = passed.request_id = self._outgoing.new_id()
+                sent_ids.append(request_id)
                 return self._request(passed.method, sent, timeout, on_progress, max_timeout,
-                                     related_to, passed.request_id, cancellable)
+                                     related_to, request_id, cancellable)
 
             return through(self.middleware, OutgoingRequest(self, method, dict(params or ()), request_id), send)
         return self._request(method, params, timeout, on_progress, max_timeout, related_to, request_id, cancellable)
