@@ -256,3 +256,32 @@ def test_status_notifications_on_listen(transport):
         listener.close()
     assert [note["status"] for note in seen] == ["working", "completed"]
     assert seen[-1]["taskId"] == task_id and seen[-1]["result"]["content"][0]["text"] == "accept e.txt ok=True"
+
+
+def test_a_task_runs_in_the_context_of_the_request_that_made_it():
+    # Context variables (a trace's current span, a request id a middleware set) go with the task
+    # to its own thread, so a tool run as a task sees what the same tool sees when run plain.
+    import contextvars
+
+    import minimcp
+    from minimcp import Server
+
+    current = contextvars.ContextVar("current", default="none")
+    server = Server("ctxvars")
+
+    @server.add_middleware
+    def mark(request, call_next):
+        token = current.set(f"set by {request.method}")
+        try:
+            return call_next(request)
+        finally:
+            current.reset(token)
+
+    @server.tool(task="required")
+    def which() -> str:
+        """Say what the context holds."""
+        return current.get()
+
+    with minimcp.connect("memory", server=server, protocol="2026-07-28") as client:
+        assert client.call_tool("which").text == "set by tools/call"
+    server.tasks.close()

@@ -24,6 +24,7 @@ round-trip requests, as the extension recommends) is registered with
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from collections import deque
@@ -180,7 +181,9 @@ class TaskRunner:
             if self._closed:
                 raise _shutting_down()
             self._live[record.task_id] = task_ctx
-            self._queue.append((tool, arguments, task_ctx))
+            # The request's context variables go with the task (a trace's current span: the
+            # tool's own spans are children of the tools/call that made the task).
+            self._queue.append((tool, arguments, task_ctx, contextvars.copy_context()))
             self._threads = [thread for thread in self._threads if thread.is_alive()]
             if len(self._threads) < self.max_running:
                 self._threads.append(start_thread(self._work, "task"))
@@ -205,9 +208,9 @@ class TaskRunner:
             with self._lock:
                 if not self._queue:
                     return
-                tool, arguments, ctx = self._queue.popleft()
+                tool, arguments, ctx, variables = self._queue.popleft()
             try:
-                self._run(tool, arguments, ctx)
+                variables.run(self._run, tool, arguments, ctx)
             except Exception:  # (the runner's own bug: the queued tasks behind it still run)
                 log.exception("task %s: the runner failed", ctx.task.task_id)
 
