@@ -99,7 +99,7 @@ class _Side:
     __slots__ = ("peer", "meta")
 
     def __init__(self, peer: str) -> None:
-        self.peer = peer
+        self.peer: str = peer
         self.meta: Dict[str, Dict[str, Any]] = {"→": {}, "←": {}}
 
 
@@ -206,11 +206,11 @@ class _Tracer:
         import threading
         import weakref
 
-        self.lock = threading.Lock()
+        self.lock: threading.Lock = threading.Lock()
         self.last: Optional[float] = None  # when the line above was written (time.monotonic())
         self.said: Set[str] = set()  # the notes (and the header) written already
         self.sides: weakref.WeakKeyDictionary[Any, _Side] = weakref.WeakKeyDictionary()
-        self.clients = False  # a client in this process has traced a message
+        self.clients: bool = False  # a client in this process has traced a message
 
     def message(self, session: Any, arrow: str, message: Any) -> None:
         words = self.words()
