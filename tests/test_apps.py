@@ -23,7 +23,7 @@ from minimcp.client.apps import for_model, read_app, server_has_apps, ui_resourc
 from minimcp.client.results import Tool
 from minimcp.errors import ProtocolError
 from minimcp.protocol.jsonrpc import INVALID_PARAMS
-from minimcp.server.apps import EXTENSION, MIME_TYPE, supports_apps
+from minimcp.server.apps import EXTENSION, MIME_TYPE, renders_views, supports_apps
 from minimcp.server.http.wsgiserver import BackgroundServer
 
 from conftest import PY, ROOT, example
@@ -239,6 +239,88 @@ def test_middleware_given_to_the_server_first_sees_the_refused_call_too():
     assert server.middleware[0] is audit  # the apps middleware comes after (inside) the server's own
 
 
+@pytest.mark.parametrize("protocol", ["2025-11-25", "2025-06-18"])
+def test_a_sessionless_app_hides_nothing_when_it_cannot_know_what_the_client_declared(protocol):
+    """A sessionless app's handshake-era POST comes on a connection that ran no initialize (its
+    client's went to another POST): what the client declared is unknown, not "nothing", so its
+    view's own tools are listed and callable (hiding them is a courtesy, not access control),
+    and supports_apps() says False (the tool says it all in text). A 2026-07-28 request
+    declares its capabilities itself: hidden from one that does not declare the extension."""
+    server = shop()
+
+    @server.tool()
+    def declared(ctx: Context) -> dict:
+        return {"renders_views": renders_views(ctx), "supports_apps": supports_apps(ctx)}
+
+    every = ["show_cart", "update_quantity", "checkout", "plain", "declared"]
+    app = server.wsgi_app(sessions=False)
+    try:
+        with BackgroundServer(app) as running:
+            for apps in (True, False):
+                with minimcp.connect(running.url + "/mcp", protocol=protocol, apps=apps, timeout=20) as client:
+                    assert [tool.name for tool in client.list_tools()] == every
+                    assert client.call_tool("update_quantity", {"item": "ink"}).structured == {
+                        "item": "ink", "quantity": 1}
+                    assert client.call_tool("declared").structured == {"renders_views": None, "supports_apps": False}
+            for apps in (True, False):
+                with minimcp.connect(running.url + "/mcp", protocol="2026-07-28", apps=apps, timeout=20) as client:
+                    names = [tool.name for tool in client.list_tools()]
+                    assert names == (every if apps else [name for name in every if name != "update_quantity"])
+                    assert client.call_tool("declared").structured == {"renders_views": apps, "supports_apps": apps}
+    finally:
+        app.close()
+
+
+def list_pages(client):
+    """Every page of tools/list, as the names on each (following nextCursor, at most 10 pages)."""
+    pages, cursor = [], None
+    for _ in range(10):
+        result = client.request("tools/list", {"cursor": cursor} if cursor else {})
+        pages.append([tool["name"] for tool in result["tools"]])
+        cursor = result.get("nextCursor")
+        if not cursor:
+            return pages
+    raise AssertionError(f"tools/list did not end in 10 pages: {pages}")
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+def test_the_views_own_tools_are_left_out_before_the_list_is_paged(protocol):
+    """Spec server/utilities/pagination: a page is the server's page size, not what is left of
+    it after the view's own tools were taken out (which once gave a client without the
+    extension an empty first page)."""
+    server = Server("paged", page_size=2)
+    server.ui_resource(VIEW)(lambda: HTML)
+    for name in ("a0", "a1", "a2"):
+        server.ui_tool(VIEW, visibility=["app"], name=name)(lambda: "app")
+    for name in ("m0", "m1", "m2"):
+        server.tool(name=name)(lambda: "model")
+    with minimcp.connect("memory", server=server, protocol=protocol) as client:
+        assert list_pages(client) == [["m0", "m1"], ["m2"]]
+    with minimcp.connect("memory", server=server, protocol=protocol, apps=True) as client:
+        assert list_pages(client) == [["a0", "a1"], ["a2", "m0"], ["m1", "m2"]]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_stateless_tools_list_that_depends_on_the_client_is_private_to_it(transport):
+    """Spec 2026-07-28 caching: a server with tools only a view calls lists them to some clients
+    and not others, so its tools/list may be kept by the client's own cache (cacheScope
+    "private", with the server's ttlMs), never by one shared between clients; a server without
+    any keeps its own scope."""
+    server = shop()
+    server.cache_ttl_ms = 60_000
+    for apps in (True, False):
+        with connected(server, transport, "2026-07-28", apps=apps) as client:
+            listed = client.request("tools/list")
+            assert (listed["cacheScope"], listed["ttlMs"]) == ("private", 60_000)
+            assert ("update_quantity" in [tool["name"] for tool in listed["tools"]]) is apps
+            assert client.request("prompts/list")["cacheScope"] == "public"  # (only tools/list depends on it)
+    plain = Server("views", cache_ttl_ms=60_000)
+    plain.ui_resource(VIEW)(lambda: HTML)
+    plain.ui_tool(VIEW)(lambda: "x")  # a view, but no tool that only it calls: the same list for all
+    with connected(plain, transport, "2026-07-28", apps=False) as client:
+        assert client.request("tools/list")["cacheScope"] == "public"
+
+
 # -- views: what a function may be and return ------------------------------------------------------
 
 
@@ -284,6 +366,14 @@ def no_schema(event: threading.Event) -> str:
     (lambda s: s.ui_resource(VIEW, csp={"scriptDomains": ["https://x"]})(lambda: HTML),
      "csp has no field 'scriptDomains'; the fields are connectDomains"),
     (lambda s: s.ui_resource(VIEW, csp={"connectDomains": "https://x"})(lambda: HTML), "list of origins"),
+    # each entry goes into the host's CSP header as it is: an origin, nothing more
+    (lambda s: s.ui_resource(VIEW, csp={"resourceDomains": ["https://cdn.example; connect-src *"]})(lambda: HTML),
+     """csp["resourceDomains"]: 'https://cdn.example; connect-src *' is not an origin; give scheme://host"""),
+    *[(lambda s, bad=bad: s.ui_resource(VIEW, csp={"connectDomains": ["https://ok.example", bad]})(lambda: HTML),
+       f"{bad!r} is not an origin") for bad in [
+        "*", "'unsafe-eval'", "data:", "https:", "https://*", "cdn.example", "ftp://cdn.example",
+        "https://cdn.example/path", "https://cdn.example ", "https://cdn.example\n", "https://a.*.example",
+        "https://user@cdn.example", "https://cdn.example:port"]],
     (lambda s: s.ui_resource(VIEW, permissions=["clipboard-write"])(lambda: HTML),
      "unknown permission 'clipboard-write' (give a list of names); the permissions are camera, microphone, geolocation, clipboardWrite"),
     (lambda s: s.ui_resource(VIEW, meta={"ui": {}})(lambda: HTML), "csp=, permissions="),
@@ -407,6 +497,40 @@ def test_read_app_takes_the_listings_ui_meta_when_the_content_has_none_and_refus
             read_app(client, "ui://hand/moved.html")
 
 
+def test_a_views_csp_and_permissions_hold_only_what_the_spec_defines(caplog):
+    """A host copies ui.csp into its CSP header and ui.permissions into the iframe's allow
+    attribute (apps.mdx "CSP Construction from Metadata"). A view may ask for origins (a
+    wildcard subdomain, a port: apps.mdx McpUiResourceCsp) and the spec's permissions; anything
+    else a server sends (a ";" that starts a directive of its own, "*", "'unsafe-eval'") is
+    dropped by read_app, with a warning, so that it never reaches the host's header."""
+    server = Server("csp")
+    good = {"connectDomains": ["https://api.example", "wss://rt.example:8443", "http://localhost:3000"],
+            "resourceDomains": ["https://*.cdn.example"], "frameDomains": [], "baseUriDomains": ["https://b.example"]}
+    server.ui_resource("ui://csp/good.html", csp=good,
+                       permissions=["camera", "microphone", "geolocation", "clipboardWrite"])(lambda: HTML)
+    hostile = {"csp": {"resourceDomains": ["https://cdn.example; connect-src *; frame-src *", "https://ok.example"],
+                       "connectDomains": ["*", "'unsafe-eval'", "data:", "https://ok.example\n", 7],
+                       "scriptDomains": ["https://x.example"], "frameDomains": "https://x.example"},
+               "permissions": {"camera": {}, "display-capture *": {}, "clipboardWrite": {}}, "prefersBorder": True}
+    item = {"uri": "ui://csp/hostile.html", "mimeType": MIME_TYPE, "text": HTML, "_meta": {"ui": hostile}}
+    server.add_resource(lambda: [item], "ui://csp/hostile.html")
+    with minimcp.connect("memory", server=server, apps=True) as client:
+        view = read_app(client, "ui://csp/good.html")
+        assert (view.csp, view.ui["csp"]) == (good, good)
+        assert view.permissions == ["camera", "clipboardWrite", "geolocation", "microphone"]
+        with caplog.at_level("WARNING", logger="minimcp.client.apps"):
+            view = read_app(client, "ui://csp/hostile.html")
+    assert view.csp == {"resourceDomains": ["https://ok.example"], "connectDomains": []}
+    assert view.permissions == ["camera", "clipboardWrite"]
+    assert view.ui == {"csp": view.csp, "permissions": {"camera": {}, "clipboardWrite": {}}, "prefersBorder": True}
+    assert view.raw == item  # what the server sent, as it sent it
+    warned = "\n".join(record.getMessage() for record in caplog.records)
+    for dropped in ("connect-src *", "'unsafe-eval'", "data:", "scriptDomains", "frameDomains", "display-capture *"):
+        assert dropped in warned
+    assert all(record.levelname == "WARNING" and "ui://csp/hostile.html" in record.getMessage()
+               for record in caplog.records)
+
+
 def test_a_legacy_flat_resource_uri_is_read_too():
     server = Server("old")
     server.tool(lambda: "x", name="old_style", meta={"ui/resourceUri": "ui://old/view.html"})
@@ -427,20 +551,23 @@ const fs = require("fs");
 const listeners = [];
 const elements = {};
 function element(id) {
-  if (!elements[id]) elements[id] = {id, textContent: "", disabled: false, clicks: [],
+  if (!elements[id]) elements[id] = {id, textContent: "", disabled: false, title: "", clicks: [],
                                      addEventListener(type, fn) { if (type === "click") this.clicks.push(fn); }};
   return elements[id];
 }
+const styles = {};  // what the view set on :root
 const parent = {postMessage(message, origin) { console.log(JSON.stringify({posted: message, origin})); }};
 const window = {parent, addEventListener(type, fn) { if (type === "message") listeners.push(fn); }};
-const document = {getElementById: element, body: {scrollWidth: 320, scrollHeight: 120}};
+const document = {getElementById: element, body: {scrollWidth: 320, scrollHeight: 120},
+                  documentElement: {style: {setProperty(name, value) { styles[name] = value; }}}};
 element("increment").disabled = true;  // as the HTML has it
 new Function("window", "document", fs.readFileSync(process.argv[2], "utf8"))(window, document);
 readline.createInterface({input: process.stdin}).on("line", (line) => {
   const command = JSON.parse(line);
   if (command.deliver) listeners.forEach((fn) => fn({data: command.deliver, source: command.stranger ? {} : parent}));
   if (command.click) element(command.click).clicks.forEach((fn) => fn({}));
-  if (command.read) { const e = element(command.read); console.log(JSON.stringify({read: e.textContent, disabled: e.disabled})); }
+  if (command.read) { const e = element(command.read); console.log(JSON.stringify({read: e.textContent, disabled: e.disabled, title: e.title})); }
+  if (command.styles) console.log(JSON.stringify({styles}));
 });
 """
 
@@ -478,6 +605,10 @@ class ViewUnderNode:
         self.send({"read": element_id})
         return self.next()
 
+    def styles(self):
+        self.send({"styles": True})
+        return self.next()["styles"]
+
     def close(self):
         self.process.stdin.close()
         self.process.wait(timeout=20)
@@ -492,25 +623,45 @@ def node():
     return found
 
 
+def view_under_node(node, tmp_path, html):
+    """The inline script of the view ``html`` started under Node (asserting it is all inline)."""
+    (script,) = re.findall(r"<script>(.*?)</script>", html, re.S)
+    assert "<script src" not in html and "<link" not in html  # all of it inline
+    (tmp_path / "view.js").write_text(script, encoding="utf-8")
+    (tmp_path / "window.js").write_text(WINDOW, encoding="utf-8")
+    return ViewUnderNode(node, str(tmp_path / "view.js"), str(tmp_path / "window.js"))
+
+
+#: A view's size, as the view under Node reports it.
+SIZE = {"jsonrpc": "2.0", "method": "ui/notifications/size-changed", "params": {"width": 320, "height": 120}}
+
+
 def test_the_examples_view_calls_its_tool_through_the_host_bridge(node, tmp_path):
     """apps.mdx "Lifecycle" and "Standard MCP Messages": ui/initialize, initialized, tool-input and
-    tool-result from the host; the view's tools/call passed on to the server by the host."""
+    tool-result from the host; the view's tools/call passed on to the server by the host; its
+    size from the start ("Container Dimensions"), the host's theme applied ("Theming")."""
     with minimcp.connect([PY, example("mcp_app.py"), "--server"], apps=True, timeout=20) as client:
         tools = {tool.name: tool for tool in client.list_tools()}
         view = client.read_app(tools["show_counter"].ui_resource_uri)
-        (script,) = re.findall(r"<script>(.*?)</script>", view.html, re.S)
-        assert "<script src" not in view.html and "<link" not in view.html and view.csp == {}  # all of it inline
-        (tmp_path / "view.js").write_text(script, encoding="utf-8")
-        (tmp_path / "window.js").write_text(WINDOW, encoding="utf-8")
-        running = ViewUnderNode(node, str(tmp_path / "view.js"), str(tmp_path / "window.js"))
+        assert view.csp == {}
+        running = view_under_node(node, tmp_path, view.html)
         try:
             hello = running.posted()
             assert hello["method"] == "ui/initialize" and hello["params"]["protocolVersion"] == "2026-01-26"
-            assert running.read("increment") == {"read": "", "disabled": True}
+            assert running.read("increment") == {"read": "", "disabled": True, "title": ""}
             running.send({"deliver": {"jsonrpc": "2.0", "id": hello["id"], "result": {
                 "protocolVersion": "2026-01-26", "hostInfo": {"name": "test host", "version": "1"},
-                "hostCapabilities": {"serverTools": {}}, "hostContext": {"theme": "dark"}}}})
+                "hostCapabilities": {"serverTools": {}}, "hostContext": {"theme": "dark", "styles": {"variables": {
+                    "--color-text-primary": "light-dark(#171717, #fafafa)", "--font-sans": "Serif, serif",
+                    "--border-radius-md": None, "color": "red"}}}}}})
             assert running.posted() == {"jsonrpc": "2.0", "method": "ui/notifications/initialized", "params": {}}
+            assert running.posted() == SIZE  # at once: the host sizes the iframe before any result
+            assert running.styles() == {"--color-text-primary": "light-dark(#171717, #fafafa)",
+                                        "--font-sans": "Serif, serif", "color-scheme": "dark"}  # variables only
+            running.send({"deliver": {"jsonrpc": "2.0", "method": "ui/notifications/host-context-changed",
+                                      "params": {"theme": "light", "styles": {"variables": {"--font-sans": "Sans"}}}}})
+            assert running.styles() == {"--color-text-primary": "light-dark(#171717, #fafafa)",
+                                        "--font-sans": "Sans", "color-scheme": "light"}  # merged
             assert running.read("increment")["disabled"] is False
             shown = client.call_tool("show_counter")  # the model's call, whose result the view shows
             running.send({"deliver": {"jsonrpc": "2.0", "method": "ui/notifications/tool-input",
@@ -536,6 +687,25 @@ def test_the_examples_view_calls_its_tool_through_the_host_bridge(node, tmp_path
             assert running.posted() == {"jsonrpc": "2.0", "id": "bye", "result": {}}
         finally:
             running.close()
+    assert running.process.returncode == 0
+
+
+def test_the_examples_view_refused_by_its_host_keeps_its_button_disabled_and_says_why(node, tmp_path):
+    """A host may answer ui/initialize with an error: the view then sends no initialized, calls
+    nothing, and shows the reason (on the page, and on the disabled button)."""
+    with open(os.path.join(ROOT, "examples", "mcp_app.html"), encoding="utf-8") as f:
+        running = view_under_node(node, tmp_path, f.read())
+    try:
+        hello = running.posted()
+        assert hello["method"] == "ui/initialize"
+        running.send({"deliver": {"jsonrpc": "2.0", "id": hello["id"],
+                                  "error": {"code": -32000, "message": "views are off"}}})
+        assert running.posted() == SIZE  # (its size, for the message: not initialized)
+        reason = "the host did not start this view: views are off"
+        assert running.read("status")["read"] == reason
+        assert running.read("increment") == {"read": "", "disabled": True, "title": reason}
+    finally:
+        running.close()
     assert running.process.returncode == 0
 
 

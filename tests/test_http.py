@@ -273,6 +273,51 @@ def test_stateless_mode(http):
             assert client.call_tool("echo", {"text": "no session"}).text == "no session"
 
 
+def test_a_sessionless_apps_connection_used_again_forgets_the_client_before():
+    """A sessionless app keeps a one-POST connection for the next POST (MCPApp._spare): the
+    next POST's client must not be taken for the one before, neither what it declared in
+    initialize (its capabilities, who it said it was) nor its log level, nor that it ran
+    initialize; the spare is as a new connection is."""
+    server = make_server()
+
+    @server.tool()
+    def who(ctx: Context) -> dict:
+        """What this request's client declared."""
+        return {"capabilities": ctx.client_capabilities, "info": ctx.client_info,
+                "initialized": ctx.session.owner.initialized}
+
+    app = server.wsgi_app(sessions=False)
+    headers = {"Accept": ACCEPT, "Content-Type": "application/json", "MCP-Protocol-Version": "2025-11-25"}
+
+    def post(message):
+        answer = requests.post(running.url + "/mcp", data=json.dumps(message), headers=headers, timeout=10)
+        assert answer.status_code == 200 and answer.headers["Content-Type"] == "application/json", answer.text
+        return answer.json()
+
+    try:
+        with BackgroundServer(app) as running:
+            declared = {"sampling": {}, "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html"]}}}
+            first = post(dict(INIT, params=dict(INIT["params"], capabilities=declared,
+                                                clientInfo={"name": "client A", "version": "1"})))
+            assert first["result"]["protocolVersion"] == "2025-11-25"
+            assert "error" not in post({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel",
+                                        "params": {"level": "debug"}})
+            for n in range(3):  # client B, on the connection client A's POSTs left
+                seen = post({"jsonrpc": "2.0", "id": 2 + n, "method": "tools/call",
+                             "params": {"name": "who", "arguments": {}}})["result"]["structuredContent"]
+                assert seen == {"capabilities": {}, "info": {}, "initialized": False}
+            assert len(app._spares) == 1
+            (spare,), fresh = app._spares, app._new_connection(None, session=False)
+            try:
+                per_client = {name: value for name, value in vars(fresh).items()
+                              if name not in ("server", "session", "_lock")}
+                assert per_client and {name: vars(spare)[name] for name in per_client} == per_client
+            finally:
+                fresh.session.close()
+    finally:
+        app.close()
+
+
 # -- the client ----------------------------------------------------------------------------
 
 

@@ -25,11 +25,16 @@ import binascii
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple
 
 from ..errors import ProtocolError
-from ..protocol.apps import EXTENSION, MIME_TYPE, UI
+from ..logs import get_logger
+from ..protocol.apps import CSP_FIELDS, EXTENSION, MIME_TYPE, PERMISSIONS, UI, is_origin
 from .results import Tool
 
 if TYPE_CHECKING:
+    from logging import Logger
+
     from .client import Client  # (client.py imports this module late, in read_app(): no cycle)
+
+log: "Logger" = get_logger(__name__)
 
 
 def server_has_apps(client: "Client") -> bool:
@@ -67,13 +72,23 @@ class AppView:
         open("view.html", "w").write(view.html)
         print(view.csp.get("connectDomains", []), view.prefers_border)
 
+    A host copies ``csp`` into its iframe's Content-Security-Policy and ``permissions`` into its
+    ``allow`` attribute (apps.mdx "CSP Construction from Metadata"), so both hold only what the
+    spec defines: in ``csp`` its four fields, each a list of origins (``scheme://host[:port]``,
+    ``https``, ``http``, ``wss`` or ``ws``, the host maybe ``*.example.com``), and in
+    ``permissions`` its four names. Anything else the server sent (a ``;`` that would start a
+    directive of its own, a ``*`` or ``'unsafe-eval'``) is dropped, with a warning in the log;
+    ``ui`` holds the same checked values, ``raw`` what was sent.
+
     Attributes:
         uri: the view's ``ui://`` URI.
         html: the HTML document (a blob is decoded as UTF-8).
-        ui: its ``_meta.ui``: from the content item, else from its ``resources/list`` entry.
+        ui: its ``_meta.ui``: from the content item, else from its ``resources/list`` entry
+            (``csp`` and ``permissions`` as checked).
         csp: ``ui.csp`` (``connectDomains``, ``resourceDomains``, ``frameDomains``,
-            ``baseUriDomains``), ``{}`` when it asks for no origin.
-        permissions: the names in ``ui.permissions`` (``camera``, ``clipboardWrite`` ...).
+            ``baseUriDomains``: the origins in each), ``{}`` when it asks for no origin.
+        permissions: the names in ``ui.permissions`` (``camera``, ``microphone``,
+            ``geolocation``, ``clipboardWrite``).
         domain: ``ui.domain``, the dedicated origin it asks for, or None.
         prefers_border: ``ui.prefersBorder``, or None (the host decides).
         raw: the content item as the server sent it.
@@ -84,11 +99,14 @@ class AppView:
     def __init__(self, uri: str, html: str, ui: Dict[str, Any], raw: Dict[str, Any]) -> None:
         self.uri: str = uri
         self.html: str = html
-        self.ui: Dict[str, Any] = ui
-        csp = ui.get("csp")
-        self.csp: Dict[str, List[str]] = csp if type(csp) is dict else {}
-        permissions = ui.get("permissions")
-        self.permissions: List[str] = sorted(permissions) if type(permissions) is dict else []
+        self.csp: Dict[str, List[str]] = _checked_csp(uri, ui.get("csp"))
+        self.permissions: List[str] = _checked_permissions(uri, ui.get("permissions"))
+        checked = dict(ui)
+        if "csp" in ui:
+            checked["csp"] = self.csp
+        if "permissions" in ui:
+            checked["permissions"] = {name: {} for name in self.permissions}
+        self.ui: Dict[str, Any] = checked
         domain, border = ui.get("domain"), ui.get("prefersBorder")
         self.domain: Optional[str] = domain if isinstance(domain, str) else None
         self.prefers_border: Optional[bool] = border if type(border) is bool else None
@@ -96,6 +114,43 @@ class AppView:
 
     def __repr__(self) -> str:
         return f"AppView(uri={self.uri!r}, {len(self.html)} characters, ui={self.ui!r})"
+
+
+def _checked_csp(uri: str, csp: Any) -> Dict[str, List[str]]:
+    """The fields of a view's ``ui.csp`` the spec defines, each with the entries that are
+    origins; what is left out is logged as a warning (``uri``: the view's, for the log)."""
+    if csp is None:
+        return {}
+    if type(csp) is not dict:
+        log.warning("view %s: ui.csp is not an object (%.200r): it asks for no origin", uri, csp)
+        return {}
+    checked: Dict[str, List[str]] = {}
+    for key, origins in csp.items():
+        if key not in CSP_FIELDS or type(origins) is not list:
+            log.warning("view %s: ui.csp[%r] dropped (%.200r): the fields are lists of origins in %s",
+                        uri, key, origins, ", ".join(CSP_FIELDS))
+            continue
+        kept = [origin for origin in origins if is_origin(origin)]
+        if len(kept) < len(origins):
+            log.warning("view %s: ui.csp[%r] entries that are no origin (scheme://host[:port]) dropped: %.200r",
+                        uri, key, [origin for origin in origins if not is_origin(origin)])
+        checked[key] = kept
+    return checked
+
+
+def _checked_permissions(uri: str, permissions: Any) -> List[str]:
+    """The names in a view's ``ui.permissions`` the spec defines, sorted; the others are logged
+    as a warning (``uri``: the view's, for the log)."""
+    if permissions is None:
+        return []
+    if type(permissions) is not dict:
+        log.warning("view %s: ui.permissions is not an object (%.200r): it asks for none", uri, permissions)
+        return []
+    unknown = sorted(str(name) for name in permissions if name not in PERMISSIONS)
+    if unknown:
+        log.warning("view %s: ui.permissions dropped %.200r: the permissions are %s",
+                    uri, unknown, ", ".join(PERMISSIONS))
+    return sorted(name for name in permissions if name in PERMISSIONS)
 
 
 def read_app(client: "Client", uri: str, *, timeout: Optional[float] = None) -> AppView:

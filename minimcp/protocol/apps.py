@@ -38,12 +38,34 @@ LEGACY_RESOURCE_URI = "ui/resourceUri"
 #: may be called by both (apps.mdx "Visibility": the default is ``["model", "app"]``).
 VISIBILITIES = ("model", "app")
 
+#: The fields of a view's ``_meta.ui.csp`` (apps.mdx ``McpUiResourceCsp``): each a list of the
+#: origins the view may reach, which a host puts into one CSP directive each.
+CSP_FIELDS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
+#: The browser permissions a view may ask for (apps.mdx ``UIResourceMeta.permissions``: each
+#: name -> ``{}``), which a host may put into the iframe's ``allow`` attribute.
+PERMISSIONS = ("camera", "microphone", "geolocation", "clipboardWrite")
+#: What each entry of a CSP field must be: an origin (apps.mdx: "Origins for network requests",
+#: examples ``https://api.weather.com``, ``wss://realtime.service.com``), whose host may start
+#: with ``*.`` ("Wildcard subdomains supported: https://*.example.com"), and nothing more. The
+#: host copies each entry into its CSP header as it is (apps.mdx "CSP Construction from
+#: Metadata"), so a space, ``;`` or quote in one would add a source (``*``, ``'unsafe-eval'``)
+#: or a whole directive that the view never declared.
+ORIGIN = r"(https?|wss?)://(\*\.)?[A-Za-z0-9.-]+(:[0-9]+)?"
+
 
 def extension_settings() -> Dict[str, Any]:
     """The extension's settings in ``capabilities.extensions`` (a new dict each time), the same on
     both sides: a server names the view types it serves, a host those it renders (apps.mdx
     "Extension Settings", "Client<>Server Capability Negotiation")."""
     return {MIME_TYPES: [MIME_TYPE]}
+
+
+def is_origin(value: Any) -> bool:
+    """Whether ``value`` may stand in a view's CSP field: a string that is wholly an :data:`ORIGIN`
+    (``scheme://host[:port]``; no path, no space, no trailing newline)."""
+    import re  # (late: loaded already by json; a client that reads no view never compiles the pattern)
+
+    return isinstance(value, str) and re.fullmatch(ORIGIN, value) is not None
 
 
 def tool_view(meta: Any) -> Tuple[Optional[str], Tuple[str, ...]]:

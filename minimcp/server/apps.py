@@ -37,16 +37,26 @@ such a client's ``tools/list``, and its ``tools/call`` is refused: the spec asks
 those tools from their model ("Visibility": "Host MUST NOT include tools in the agent's tool
 list when their visibility does not include "model""), which a host that does not know the
 extension cannot do, and servers to check the client's capabilities before offering UI tools
-("Server Behavior": "Servers SHOULD check client capabilities"). That is done by a middleware
-(:func:`hide_app_only_tools`) the first app-only tool adds to the server.
+("Server Behavior": "Servers SHOULD check client capabilities"). The first app-only tool has
+``tools/list`` leave them out before the list is paged (:func:`list_tools_for_client`; in
+2026-07-28 the list is then ``cacheScope: "private"``, as it depends on the caller) and adds a
+middleware that refuses their calls (:func:`hide_app_only_tools`).
+
+Hiding them is a courtesy to a host that would hand them to its model, not access control (the
+view calls them through any host that renders it). So when the server cannot know what the
+client declared, it hides nothing: a sessionless app's POST (``wsgi_app(sessions=False)``) in a
+handshake-era version comes on a connection that never ran ``initialize`` (its client's went
+to another), and gets every tool; a 2026-07-28 request declares its capabilities itself, on
+any app. :func:`supports_apps` is then False (:func:`renders_views` says None).
 """
 
 from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
-    from typing import Any, Callable, Dict, List, Optional, Sequence
+    from typing import Any, Callable, Dict, Optional, Sequence
 
+    from .connection import ServerConnection
     from .resources import ServerResource
     from .server import Server
     from .tools import ServerTool
@@ -54,28 +64,28 @@ if TYPE_CHECKING:  # annotations only: a stdio server starts without importing t
 from ..engine.inflight import RequestContext
 from ..errors import RPCError
 from ..protocol.apps import (
+    CSP_FIELDS,
     EXTENSION,
     LEGACY_RESOURCE_URI,
     MIME_TYPE,
     MIME_TYPES,
+    PERMISSIONS,
     RESOURCE_URI,
     SCHEME,
     UI,
     VISIBILITIES,
     VISIBILITY,
     extension_settings,
+    is_origin,
     tool_view,
 )
 from ..protocol.jsonrpc import INVALID_PARAMS
 from ..protocol.stateless import CAPABILITIES_KEY, VERSION_KEY
+from ..protocol.versions import PROTOCOL_VERSION
+from .connection import paginate
 from .content import resource_contents
 from .coroutines import finish
 from .schema import is_context, type_hints
-
-#: The fields of a view's ``_meta.ui.csp``: the origins it may reach (each a CSP directive).
-CSP_FIELDS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
-#: The browser permissions a view may ask for (``_meta.ui.permissions``: each name -> ``{}``).
-PERMISSIONS = ("camera", "microphone", "geolocation", "clipboardWrite")
 
 
 class Apps:
@@ -90,13 +100,22 @@ class Apps:
     EXTENSION = EXTENSION
 
     def __init__(self) -> None:
-        #: Set once :func:`hide_app_only_tools` is among the server's middleware.
+        #: Set once a tool only a view calls is registered: ``tools/list`` then leaves such tools
+        #: out for a client that renders no view (:func:`list_tools_for_client`), and
+        #: :func:`hide_app_only_tools` is among the server's middleware.
         self.hides_app_only_tools: bool = False
 
     def settings(self) -> Dict[str, Any]:
         """The extension's settings in the server's capabilities: the view types it serves (the
         client's settings name the types it renders: apps.mdx "Extension Settings")."""
         return extension_settings()
+
+    def list_tools(self, connection: ServerConnection, params: Dict[str, Any], ctx: Any) -> Dict[str, Any]:
+        """Answer ``tools/list`` (the method table's answer asks here first): the server's own
+        answer, or, once a tool only a view calls is registered, :func:`list_tools_for_client`'s."""
+        if self.hides_app_only_tools:
+            return list_tools_for_client(connection, params, ctx)
+        return connection.list_tools(params, ctx)
 
 
 def apps_of(server: Server) -> Apps:
@@ -118,15 +137,19 @@ def ui_meta(csp: Optional[Dict[str, Sequence[str]]] = None, permissions: Sequenc
     Args:
         csp: the origins the view may reach, by the spec's names: ``connectDomains`` (fetch,
             XHR, WebSocket), ``resourceDomains`` (scripts, styles, images, fonts, media),
-            ``frameDomains`` (nested iframes), ``baseUriDomains``. Left out: none at all.
+            ``frameDomains`` (nested iframes), ``baseUriDomains``. Left out: none at all. Each
+            origin is ``scheme://host`` or ``scheme://host:port`` (``https``, ``http``, ``wss``,
+            ``ws``); ``https://*.example.com`` allows the subdomains of ``example.com``.
         permissions: browser features the view asks for: ``camera``, ``microphone``,
             ``geolocation``, ``clipboardWrite``. A host may refuse them.
         domain: a dedicated origin for the view, in the format its host documents.
         prefers_border: ``True``: the host draws a border and background; ``False``: it does not.
 
     Raises:
-        ValueError: a CSP field or permission the spec does not define, or a CSP value that is
-            not a list of strings.
+        ValueError: a CSP field or permission the spec does not define, a CSP value that is
+            not a list of strings, or an entry that is not an origin (a path, a space, a ``;``,
+            a CSP keyword such as ``*`` or ``'unsafe-eval'``: a host copies each entry into its
+            CSP header, where it would allow more than an origin).
     """
     ui: Dict[str, Any] = {}
     if csp:
@@ -136,6 +159,11 @@ def ui_meta(csp: Optional[Dict[str, Sequence[str]]] = None, permissions: Sequenc
         for key, origins in csp.items():
             if isinstance(origins, str) or not all(isinstance(origin, str) for origin in origins):
                 raise ValueError(f'csp["{key}"] must be a list of origins (strings), not {origins!r}')
+            for origin in origins:
+                if not is_origin(origin):
+                    raise ValueError(f'csp["{key}"]: {origin!r} is not an origin; give scheme://host or '
+                                     f'scheme://host:port (https, http, wss or ws), one per entry, '
+                                     f'"https://*.example.com" for the subdomains of example.com')
         ui["csp"] = {key: list(origins) for key, origins in csp.items()}
     if permissions:
         unknown = [permissions] if isinstance(permissions, str) else sorted(set(permissions) - set(PERMISSIONS))
@@ -280,49 +308,83 @@ def supports_apps(ctx: Any) -> bool:
 
         if not supports_apps(ctx):
             return f"count: {count}"
+
+    False also when the server cannot know: a sessionless app's POST (``wsgi_app(sessions=False)``)
+    in a handshake-era version comes on a connection that ran no ``initialize``, so what its client
+    declared there is gone. The tool then says it all in text, which a client without views
+    needs and one with a view loses nothing by (apps.mdx "Graceful Degradation": "Tools MUST
+    return meaningful content array even when UI is available").
     """
-    extensions = _client_capabilities(ctx).get("extensions")
+    return renders_views(ctx) is True
+
+
+def renders_views(ctx: Any) -> Optional[bool]:
+    """What the client of this request declared about views: True (the extension, with
+    ``text/html;profile=mcp-app``), False (not), or None when it is not known: no 2026-07-28
+    ``_meta`` on the request, and a connection that ran no ``initialize`` (a sessionless app's
+    POST: its client's ``initialize`` went to another).
+
+    The capabilities are the request's own ``_meta`` (2026-07-28; read from the params, as a
+    middleware runs before the request's ``_meta`` is parsed), else the connection's, from
+    ``initialize``.
+    """
+    meta = ctx.params.get("_meta")
+    if type(meta) is dict and VERSION_KEY in meta:
+        capabilities = meta.get(CAPABILITIES_KEY)
+    else:
+        connection = ctx.session.owner
+        if not connection.initialized:
+            return None
+        capabilities = connection.client_capabilities
+    extensions = capabilities.get("extensions") if type(capabilities) is dict else None
     settings = extensions.get(EXTENSION) if type(extensions) is dict else None
     mime_types = settings.get(MIME_TYPES) if type(settings) is dict else None
     return type(mime_types) is list and MIME_TYPE in mime_types
 
 
-def _client_capabilities(ctx: Any) -> Dict[str, Any]:
-    """The capabilities the client declared for this request: its own ``_meta`` (2026-07-28; read
-    from the params, as a middleware runs before the request's ``_meta`` is parsed), else the
-    connection's, from ``initialize``."""
-    meta = ctx.params.get("_meta")
-    if type(meta) is dict and VERSION_KEY in meta:
-        capabilities = meta.get(CAPABILITIES_KEY)
-    else:
-        capabilities = ctx.session.owner.client_capabilities
-    return capabilities if type(capabilities) is dict else {}
-
-
 def hide_app_only_tools(request: Any, call_next: Callable[[Any], Any]) -> Any:
-    """Server middleware: keep the tools only a view may call (``visibility: ["app"]``) from a
-    client that did not declare the extension: out of its ``tools/list``, and its ``tools/call``
-    of one refused (-32602, saying why). Added by :func:`add_ui_tool`; every other request,
-    and every request of a client that declared the extension, passes unchanged.
+    """Server middleware: refuse a ``tools/call`` of a tool only a view may call (``visibility:
+    ["app"]``) from a client that did not declare the extension (-32602, saying why). Added by
+    :func:`add_ui_tool`, which also has the server's ``tools/list`` leave those tools out for
+    such a client (:func:`list_tools_for_client`). Every other request, a client that declared the
+    extension, and one whose declaration the server cannot know (:func:`renders_views` None: the
+    tool is the view's to call, and hiding it is a courtesy to a host, no access control) pass
+    unchanged.
     """
-    method = request.method
-    if request.outgoing or (method != "tools/list" and method != "tools/call") or supports_apps(request):
+    if request.outgoing or request.method != "tools/call" or renders_views(request) is not False:
         return call_next(request)
-    server = request.session.owner.server
-    if method == "tools/call":
-        name = request.params.get("name")
-        tool = server.get_tool(name)
-        if tool is not None and not is_for_model(tool.definition.get("_meta")):
-            raise RPCError(INVALID_PARAMS, f"Unknown tool: {name!r} (only an MCP App's view calls it: a client "
-                                           f"that declares the {EXTENSION} extension, with {MIME_TYPE})")
-        return call_next(request)
-    result = call_next(request)
-    tools = result.get("tools") if type(result) is dict else None
-    if type(tools) is not list:
-        return result
-    kept: List[Any] = []
-    for item in tools:  # (the server's own definition: a version before 2025-06-18 gets no _meta)
-        tool = server.get_tool(item.get("name")) if type(item) is dict else None
-        if tool is None or is_for_model(tool.definition.get("_meta")):
-            kept.append(item)
-    return result if len(kept) == len(tools) else dict(result, tools=kept)
+    name = request.params.get("name")
+    tool = request.session.owner.server.get_tool(name) if isinstance(name, str) else None
+    if tool is not None and not is_for_model(tool.definition.get("_meta")):
+        raise RPCError(INVALID_PARAMS, f"Unknown tool: {name!r} (only an MCP App's view calls it: a client "
+                                       f"that declares the {EXTENSION} extension, with {MIME_TYPE})")
+    return call_next(request)
+
+
+def list_tools_for_client(connection: ServerConnection, params: Dict[str, Any], ctx: Any) -> Dict[str, Any]:
+    """Answer ``tools/list`` on a server with tools only a view calls (what
+    :meth:`Apps.list_tools` runs).
+
+    For a client that did not declare the extension, those tools are left out before the list
+    is paged, so every page is full and the last says so (spec server/utilities/pagination).
+    In 2026-07-28 the result is ``cacheScope: "private"``: the list depends on what the client
+    declared, so no cache shared between clients may keep it (spec 2026-07-28 caching).
+
+    Raises:
+        RPCError: -32602 for a cursor that is not a string or was not made here.
+    """
+    cursor = params.get("cursor")
+    if cursor is not None and not isinstance(cursor, str):
+        raise RPCError(INVALID_PARAMS, f'Invalid params: "cursor" must be a string, not {cursor!r}')
+    server = connection.server
+    tools = server.tools()
+    if renders_views(ctx) is False:
+        tools = [tool for tool in tools if is_for_model(tool.definition.get("_meta"))]
+    version = ctx.protocol_version or PROTOCOL_VERSION
+    page, next_cursor = paginate([tool.definition_for(version) for tool in tools], cursor, server.page_size)
+    result: Dict[str, Any] = {"tools": page}
+    if next_cursor is not None:
+        result["nextCursor"] = next_cursor
+    if ctx.meta is not None:  # (the stateless era: serve() adds the server's ttlMs beside it)
+        result["cacheScope"] = "private"
+    return result

@@ -64,6 +64,10 @@ class ServerConnection:
         self.protocol_version: Optional[str] = None
         self.client_capabilities: Dict[str, Any] = {}
         self.client_info: Dict[str, Any] = {}
+        #: Whether the client sent ``initialize`` on this connection, so that the two above are
+        #: what it declared. False on a sessionless app's POST: its client's ``initialize`` went
+        #: to another connection, and what it declared is not known here (not "nothing").
+        self.initialized: bool = False
         #: The least severe level the client wants (``logging/setLevel``); None: send nothing.
         self.log_level: Optional[str] = server.log_level
         #: Resource URIs this client subscribed to (``resources/subscribe``).
@@ -113,6 +117,7 @@ class ServerConnection:
         if info is not None and type(info) is not dict:
             raise RPCError(INVALID_PARAMS, f'Invalid params: "clientInfo" must be an object, not {info!r}')
         self.client_capabilities, self.client_info = capabilities, info or {}
+        self.initialized = True
         self.protocol_version = version
         return self.server.initialize_result(version)
 

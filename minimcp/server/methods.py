@@ -30,6 +30,8 @@ if TYPE_CHECKING:  # annotations only: a stdio server starts without importing t
     from logging import Logger
     from typing import Any, Callable, Dict, Optional, Tuple
 
+    from .apps import Apps
+
 
 from ..errors import CapabilityError, RPCError
 from ..logs import get_logger, reference
@@ -75,6 +77,15 @@ def _serve_stateless(connection: Any, answer: Any, params: Dict[str, Any], ctx: 
     return serve(connection, answer, params, ctx)
 
 
+def _list_tools(connection: ServerConnection, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
+    """Answer ``tools/list``: MCP Apps answer it on a server that has them (server/apps.py: it
+    leaves a view's own tools out for some clients before the list is paged), else the connection."""
+    apps: Optional[Apps] = connection.server.__dict__.get("apps")
+    if apps is not None:
+        return apps.list_tools(connection, params, ctx)
+    return connection.list_tools(params, ctx)
+
+
 #: method -> (the code that answers it: ``answer(connection, params, ctx)``, the eras that have it)
 METHODS: Dict[str, Tuple[Callable[[Any, Dict[str, Any], Context], Any], str]] = {
     "initialize":               (ServerConnection.initialize, HANDSHAKE),
@@ -84,7 +95,7 @@ METHODS: Dict[str, Tuple[Callable[[Any, Dict[str, Any], Context], Any], str]] = 
     "resources/unsubscribe":    (ServerConnection.unsubscribe, HANDSHAKE),
     "server/discover":          (_later("stateless", "discover"), STATELESS),
     "subscriptions/listen":     (_later("stateless", "listen"), STATELESS),
-    "tools/list":               (ServerConnection.list_tools, BOTH),
+    "tools/list":               (_list_tools, BOTH),
     "tools/call":               (ServerConnection.call_tool, BOTH),
     "resources/list":           (ServerConnection.list_resources, BOTH),
     "resources/templates/list": (ServerConnection.list_resource_templates, BOTH),

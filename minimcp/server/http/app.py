@@ -502,7 +502,13 @@ class MCPApp:
         closed as any one-POST connection is."""
         if connection.session.pristine and not connection.subscriptions and len(self._spares) < SPARES and (
                 stream is None or connection.session.transport.answered(stream)):
-            connection.protocol_version = None  # (a sessionless app's POST sets it from its header)
+            # Everything a client left on it, as a new ServerConnection has it (its __init__), so
+            # the next POST's client is not taken for this one: its version (a sessionless app's
+            # POST sets it from its header), what it declared in initialize and who it said it
+            # was, its log level, who it authenticated as. (Subscriptions: none, or not spared.)
+            connection.protocol_version = None
+            connection.client_capabilities, connection.client_info = {}, {}
+            connection.initialized = False
             connection.log_level = self.server.log_level
             connection.principal = None
             self._spares.append(connection)
