@@ -80,8 +80,9 @@ def sample(params):
 released = threading.Event()
 
 
-def traced_server(otel):
-    server = Server("traced", middleware=[otel.tracing()])
+def traced_server(otel, middleware=None):
+    """The test server: traced by ``otel``, or with ``middleware`` instead."""
+    server = Server("traced", middleware=[otel.tracing()] if middleware is None else middleware)
 
     @server.tool()
     def echo(text: str) -> str:
@@ -263,8 +264,10 @@ def test_a_json_rpc_error_fails_both_spans_with_its_code(otel):
             client.call_tool("no_such_tool", {})
     code = str(refused.value.code)
     spans = otel.spans()
-    for kind in ("CLIENT", "SERVER"):
-        span = one(spans, "tools/call no_such_tool", kind)
+    # (the server has no such tool: its span is named by the method alone; the client names what it called)
+    for kind, name in (("CLIENT", "tools/call no_such_tool"), ("SERVER", "tools/call")):
+        span = one(spans, name, kind)
+        assert span["attributes"]["gen_ai.tool.name"] == "no_such_tool"
         assert span["status"] == "ERROR" and span["description"] == refused.value.message
         assert span["attributes"]["error.type"] == code == span["attributes"]["rpc.response.status_code"]
         assert span["events"] == []  # an answer the protocol has, not an exception of ours
@@ -364,6 +367,319 @@ def test_a_malformed_trace_context_starts_a_trace_of_its_own(otel, traceparent):
             assert client.call_tool("echo", {"text": "hi"}).text == "hi"
     answered = one(otel.spans(), "tools/call echo", "SERVER")
     assert answered["parent_id"] is None and answered["status"] == "UNSET"
+
+
+TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+
+@pytest.mark.parametrize("meta", [
+    {"baggage": 1}, {"baggage": 1.5}, {"baggage": True}, {"baggage": [1]}, {"baggage": {"a": 1}},
+    {"traceparent": TRACEPARENT, "tracestate": [[1]]},
+    {"traceparent": TRACEPARENT, "baggage": "k=" + "v" * 10000},
+    {"traceparent": TRACEPARENT, "tracestate": 7, "baggage": None},
+], ids=["int", "float", "bool", "list", "object", "nested-list", "huge", "mixed"])
+def test_trace_context_values_of_any_type_are_read_or_ignored_never_fail_the_request(otel, meta, caplog):
+    """A peer's _meta is read field by field: a value that is no string (or longer than the W3C
+    limit, 8192) is not read, and the request is answered as without it (OpenTelemetry 1.45
+    raises AttributeError for some of these, which was answered -32603)."""
+    caplog.set_level("WARNING", logger="minimcp")
+    server = traced_server(otel)
+
+    def forged(request, call_next):
+        if request.outgoing:
+            request.params["_meta"] = dict(meta)
+        return call_next(request)
+
+    with minimcp.connect("memory", server=server, middleware=[forged], protocol="2025-11-25") as client:
+        assert client.call_tool("echo", {"text": "hi"}).text == "hi"
+        assert client.request("ping", {}) == {}
+    answered = one(otel.spans(), "tools/call echo", "SERVER")
+    assert answered["status"] == "UNSET"
+    # a valid traceparent beside a bad field still makes the parent
+    assert answered["parent_id"] == ("b7ad6b7169203331" if "traceparent" in meta else None)
+    assert [record.getMessage() for record in caplog.records if record.name.startswith("minimcp")] == []
+
+
+def test_a_servers_sampling_request_with_a_bad_trace_context_is_answered_by_a_traced_client(otel):
+    """The client answers what a server sends it: a hostile server's _meta is read as carefully."""
+    def forged(request, call_next):
+        if request.outgoing and request.method == "sampling/createMessage":
+            request.params["_meta"] = {"baggage": 1, "tracestate": [[1]], "traceparent": TRACEPARENT}
+        return call_next(request)
+
+    server = traced_server(otel, [forged])
+
+    with minimcp.connect("memory", server=server, middleware=[otel.tracing()], protocol="2025-11-25",
+                         sampling_handler=sample) as client:
+        assert client.call_tool("ask", {"question": "why?"}).text == "you asked: why?"
+    answered = one(otel.spans(), "sampling/createMessage", "SERVER")
+    assert answered["parent_id"] == "b7ad6b7169203331" and answered["status"] == "UNSET"
+
+
+# ---- OpenTelemetry that fails never fails a request ------------------------------------------
+
+
+class _Broken(Exception):
+    """What the broken OpenTelemetry parts below raise."""
+
+
+def _broken_provider(where):
+    """An OpenTelemetry SDK tracer provider whose span processor (``on_start``, ``on_end``) or
+    sampler raises."""
+    from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
+    from opentelemetry.sdk.trace.sampling import Sampler
+
+    class Processor(SpanProcessor):
+        def on_start(self, span, parent_context=None):
+            if where == "on_start":
+                raise _Broken("on_start")
+
+        def on_end(self, span):
+            if where == "on_end":
+                raise _Broken("on_end")
+
+    class Raising(Sampler):
+        def should_sample(self, *args, **kwargs):
+            raise _Broken("sampler")
+
+        def get_description(self):
+            return "raising"
+
+    provider = TracerProvider(sampler=Raising()) if where == "sampler" else TracerProvider()
+    provider.add_span_processor(Processor())
+    return provider
+
+
+def _answers_of(server_middleware, client_middleware):
+    """Every kind of answer, through a server and a client with those middleware: what the client got."""
+    server = traced_server(None, server_middleware)
+    got = []
+    with minimcp.connect("memory", server=server, middleware=client_middleware, protocol="2025-11-25",
+                         sampling_handler=sample, timeout=10) as client:
+        got.append(client.call_tool("echo", {"text": "hi"}).text)
+        failed = client.call_tool("fails", {})
+        got.append((failed.is_error, "the tool failed" in failed.text))
+        got.append(client.call_tool("ask", {"question": "why?"}).text)
+        got.append(client.get_prompt("greet", {"name": "Ada"}).messages[0]["content"]["text"])
+        for call in (lambda: client.call_tool("no_such_tool", {}), lambda: client.read_resource("broken://note")):
+            with pytest.raises(RPCError) as refused:
+                call()
+            got.append(refused.value.code)
+    return got
+
+
+EVERY_ANSWER = ["hi", (True, True), "you asked: why?", "Hello Ada", -32602, -32603]
+
+
+@pytest.mark.parametrize("where, step", [("on_start", "start"), ("sampler", "start"), ("on_end", "end")])
+def test_a_span_processor_or_sampler_that_raises_changes_no_answer(otel, caplog, where, step):
+    """Before: a traced server answered every call -32603 after the tool had run, and a traced
+    client could not connect. Now each side answers as untraced, and logs the failure once."""
+    from minimcp.engine.tracing import STEPS, tracing
+
+    caplog.set_level("WARNING", logger="minimcp")
+    provider = _broken_provider(where)
+    assert _answers_of([tracing(provider)], [tracing(provider)]) == EVERY_ANSWER
+    logged = [record for record in caplog.records if record.name == "minimcp.engine.tracing"]
+    # once for each side's middleware, whatever the number of requests (a dozen here)
+    assert [record.getMessage().split(";")[0] for record in logged] == ["tracing: " + STEPS[step]] * 2
+    assert all(isinstance(record.exc_info[1], _Broken) for record in logged)
+    # the errors logged are the handlers' own (the failing tool and resource), as untraced
+    assert sorted(record.name for record in caplog.records if record.levelname == "ERROR") == [
+        "minimcp.server.methods", "minimcp.server.tools"]
+
+
+def _exploding_provider():
+    """An OpenTelemetry API tracer provider whose spans raise at every call but the one that makes
+    them: a third-party tracer with a bug (the API lets any class be one)."""
+    from opentelemetry import trace
+
+    class Span(trace.NonRecordingSpan):
+        def set_attribute(self, key, value):
+            raise _Broken("set_attribute")
+
+        def set_attributes(self, attributes):
+            raise _Broken("set_attributes")
+
+        def set_status(self, status, description=None):
+            raise _Broken("set_status")
+
+        def record_exception(self, exception, attributes=None, timestamp=None, escaped=False):
+            raise _Broken("record_exception")
+
+        def end(self, end_time=None):
+            raise _Broken("end")
+
+    class Tracer(trace.NoOpTracer):
+        def start_span(self, name, context=None, kind=trace.SpanKind.INTERNAL, attributes=None, links=None,
+                       start_time=None, record_exception=True, set_status_on_exception=True):
+            return Span(trace.SpanContext(0x1, 0x2, is_remote=False, trace_flags=trace.TraceFlags(1)))
+
+    class Provider(trace.NoOpTracerProvider):
+        def get_tracer(self, *args, **kwargs):
+            return Tracer()
+
+    return Provider()
+
+
+def test_spans_that_raise_when_recorded_or_ended_change_no_answer(caplog):
+    """A failing set_status on the span of a JSON-RPC error left -32603 instead of the -32602 the
+    handler answered; a failing end() replaced every answer. Now: the handler's own answers."""
+    pytest.importorskip("opentelemetry.trace")
+    from minimcp.engine.tracing import STEPS, tracing
+
+    caplog.set_level("WARNING", logger="minimcp")
+    provider = _exploding_provider()
+    assert _answers_of([tracing(provider)], [tracing(provider)]) == EVERY_ANSWER
+    steps = [record.getMessage().split(";")[0] for record in caplog.records if record.name == "minimcp.engine.tracing"]
+    assert sorted(steps) == sorted(["tracing: " + STEPS["record"], "tracing: " + STEPS["end"]] * 2)
+
+
+def test_a_propagator_that_raises_changes_no_answer(otel, caplog):
+    """A propagator raising in inject (the client's side) and extract (the server's)."""
+    from opentelemetry import propagate
+    from opentelemetry.propagators.textmap import TextMapPropagator
+
+    from minimcp.engine.tracing import STEPS
+
+    class Raising(TextMapPropagator):
+        def inject(self, carrier, context=None, setter=None):
+            raise _Broken("inject")
+
+        def extract(self, carrier, context=None, getter=None):
+            raise _Broken("extract")
+
+        @property
+        def fields(self):
+            return {"traceparent"}
+
+    def forged(request, call_next):  # (inside the tracing middleware: its inject failed, so this sends one)
+        if request.outgoing:
+            request.params["_meta"] = dict(request.params.get("_meta") or {}, traceparent=TRACEPARENT)
+        return call_next(request)
+
+    caplog.set_level("WARNING", logger="minimcp")
+    previous = propagate.get_global_textmap()
+    propagate.set_global_textmap(Raising())
+    try:
+        assert _answers_of([otel.tracing()], [otel.tracing(), forged]) == EVERY_ANSWER
+    finally:
+        propagate.set_global_textmap(previous)
+    steps = [record.getMessage().split(";")[0] for record in caplog.records if record.name == "minimcp.engine.tracing"]
+    # both sides inject (the client's calls, the server's sampling request), once each in the log; the
+    # server extracts (what `forged` sent); the client has nothing to extract (the server's inject failed)
+    assert sorted(steps) == sorted(["tracing: " + STEPS["inject"]] * 2 + ["tracing: " + STEPS["extract"]])
+    assert one(otel.spans(), "tools/call echo", "SERVER")["parent_id"] is None  # (its own trace)
+
+
+# ---- what a peer controls: span names, attribute sizes, the parent, baggage -----------------
+
+
+def test_a_servers_span_names_only_the_tools_and_prompts_it_has(otel):
+    """A peer's made-up names are not span names (the conventions: a low-cardinality target, else
+    the method alone), and what a span takes from the request is cut to 256 characters."""
+    server = traced_server(otel)
+    with minimcp.connect("memory", server=server, protocol="2025-11-25") as client:  # (untraced)
+        for n in range(5):
+            with pytest.raises(RPCError):
+                client.request("tools/call", {"name": "x" * 100_000 + str(n), "arguments": {}})
+        with pytest.raises(RPCError):
+            client.request("prompts/get", {"name": "p" * 50_000, "arguments": {}})
+        assert client.read_resource("note://" + "u" * 50_000)
+        assert client.call_tool("echo", {"text": "hi"}).text == "hi"
+        assert client.get_prompt("greet", {"name": "Ada"})
+    spans = [span for span in otel.spans() if span["kind"] == "SERVER"]
+    assert sorted({span["name"] for span in spans}) == [
+        "initialize", "prompts/get", "prompts/get greet", "resources/read", "tools/call", "tools/call echo"]
+    made_up = [span for span in spans if span["name"] == "tools/call"]
+    assert len(made_up) == 5
+    for span in made_up:
+        assert span["attributes"]["gen_ai.tool.name"] == "x" * 256
+        assert span["attributes"]["error.type"] == "-32602"
+        assert len(span["description"]) <= 1024
+    assert one(spans, "prompts/get", "SERVER")["attributes"]["gen_ai.prompt.name"] == "p" * 256
+    assert one(spans, "resources/read", "SERVER")["attributes"]["mcp.resource.uri"] == ("note://" + "u" * 50_000)[:256]
+
+
+def test_a_peers_request_id_is_cut_on_the_span(otel):
+    """A JSON-RPC id may be any string: a 100 000-character one, POSTed to a sessionless app."""
+    import requests
+
+    running = _http_server(otel, sessions=False)
+    try:
+        answer = requests.post(running.url + "/mcp", timeout=10, json={
+            "jsonrpc": "2.0", "id": "r" * 100_000, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "hi"}}}, headers={
+            "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"})
+        assert answer.status_code == 200, answer.text[:300]
+    finally:
+        running.stop()
+    assert one(otel.spans(), "tools/call echo", "SERVER")["attributes"]["jsonrpc.request.id"] == "r" * 256
+
+
+def test_an_untrusted_peers_trace_context_is_a_link_not_the_parent(otel):
+    from minimcp.engine.tracing import tracing
+
+    server = traced_server(otel, [tracing(otel.provider, trust_remote_parent=False)])
+    with otel.tracer.start_as_current_span("the caller"):
+        with minimcp.connect("memory", server=server, middleware=[otel.tracing()], protocol="2025-11-25") as client:
+            assert client.call_tool("echo", {"text": "hi"}).text == "hi"
+    spans = otel.spans()
+    sent, answered = one(spans, "tools/call echo", "CLIENT"), one(spans, "tools/call echo", "SERVER")
+    assert answered["parent_id"] is None and answered["trace_id"] != sent["trace_id"]  # (no ambient span here)
+    assert answered["links"] == [sent["span_id"]]
+
+
+@pytest.mark.parametrize("accept_baggage", [False, True])
+def test_the_baggage_a_request_carries_is_current_in_the_handler_only_when_accepted(otel, accept_baggage):
+    """W3C Baggage is always sent (the propagators write it); the answering side makes it current
+    only with tracing(accept_baggage=True), the peer's entries over its own."""
+    from opentelemetry import baggage, context
+
+    from minimcp.engine.tracing import tracing
+
+    server = Server("baggage", middleware=[tracing(otel.provider, accept_baggage=accept_baggage)])
+    seen = []
+
+    @server.tool()
+    def show(ctx: Context) -> str:
+        """What baggage is current."""
+        seen.append((ctx.params["_meta"].get("baggage"), dict(baggage.get_all())))
+        return "ok"
+
+    with minimcp.connect("memory", server=server, middleware=[otel.tracing()], protocol="2025-11-25") as client:
+        with otel.tracer.start_as_current_span("the caller"):
+            token = context.attach(baggage.set_baggage("tenant", "acme"))
+            try:
+                assert client.call_tool("show", {}).text == "ok"
+            finally:
+                context.detach(token)
+    assert seen == [("tenant=acme", {"tenant": "acme"} if accept_baggage else {})]
+
+
+def test_the_address_of_a_url_is_read_from_its_cache_once(otel, monkeypatch):
+    """The cache of server.address by URL is cleared by whichever thread fills it past 256 URLs:
+    a check, then a read, could find it gone in between (a KeyError that failed the request)."""
+    from minimcp.engine import tracing as module
+
+    class ClearedByAnotherThread(dict):
+        """A cache that another thread clears right after this one asked whether it holds a URL."""
+
+        def __contains__(self, url):
+            held = dict.__contains__(self, url)
+            self.clear()
+            return held
+
+    running = _http_server(otel)
+    try:
+        url = running.url + "/mcp"
+        monkeypatch.setattr(module, "_ADDRESSES", ClearedByAnotherThread({url: ("127.0.0.1", 1)}))
+        with minimcp.connect(url, middleware=[otel.tracing()], protocol="2025-11-25") as client:
+            assert client.call_tool("echo", {"text": "hi"}).text == "hi"
+    finally:
+        running.stop()
+    sent = one(otel.spans(), "tools/call echo", "CLIENT")
+    assert (sent["attributes"]["server.address"], sent["attributes"]["server.port"]) == ("127.0.0.1", 1)
 
 
 # ---- over stdio and Streamable HTTP ---------------------------------------------------------
@@ -491,13 +807,15 @@ def test_interop_the_official_clients_trace_continues_in_a_minimcp_server(sdk_wi
     theirs, mine = json.loads(client_spans.read_text()), json.loads(server_spans.read_text())
     root = one(theirs, "official root", "INTERNAL")
     assert {span["trace_id"] for span in theirs + mine} == {root["trace_id"]}
-    for tool in ("echo", "missing"):
+    # (the server has no tool "missing": its span is named by the method alone)
+    for tool, name in (("echo", "tools/call echo"), ("missing", "tools/call")):
         sent = [span for span in theirs if span["kind"] == "CLIENT" and span["name"].endswith(f"tools/call {tool}")]
         assert len(sent) == 1, [span["name"] for span in theirs]
-        answered = one(mine, f"tools/call {tool}", "SERVER")
+        answered = one(mine, name, "SERVER")
         assert child_of(sent[0], root) and child_of(answered, sent[0])
         assert answered["attributes"]["jsonrpc.request.id"] == sent[0]["attributes"]["jsonrpc.request.id"]
-    refused = one(mine, "tools/call missing", "SERVER")
+        assert answered["attributes"]["gen_ai.tool.name"] == tool
+    refused = one(mine, "tools/call", "SERVER")
     assert refused["status"] == "ERROR" and refused["attributes"]["error.type"] == "-32602"
     assert all(span["parent_id"] for span in mine)  # every request of the official client was in its trace
 
@@ -539,3 +857,7 @@ def test_the_tracing_example_prints_one_trace_through_client_and_server():
     sent = [words[words.index("span") + 1] for words in client[:4]]
     assert [words[words.index("parent") + 1] for words in server] == sent
     assert [words[-1] for words in server[2:4]] == ["error.type=tool_error", "error.type=-32602"]
+    # the server has get_weather, not get_forecast: a name it lacks is not in its span's name
+    assert [" ".join(words[:words.index("trace")]) for words in server] == [
+        "SERVER server/discover", "SERVER tools/call get_weather", "SERVER tools/call get_weather",
+        "SERVER tools/call"]
