@@ -15,6 +15,8 @@ under its name (``name__tool``, resource URIs ``name+uri``). The work is
 
 import argparse
 import sys
+from functools import partial
+from types import SimpleNamespace
 from typing import Any, List, NoReturn, Sequence, Tuple
 
 from .command_line import EXIT_OK, EXIT_USAGE, UsageError, seconds
@@ -72,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     http = parser.add_argument_group("with --transport http")
     http.add_argument("--host", default="127.0.0.1", help="the address to bind (default 127.0.0.1)")
     http.add_argument("--port", type=int, default=8000, help="the port (default 8000; 0 picks a free one)")
+    http.add_argument("--allowed-host", dest="allowed_hosts", action="append", default=[], metavar="NAME",
+                      help="a Host name clients reach the proxy by, besides localhost and --host (repeat it); "
+                           "needed with --host 0.0.0.0, where every other Host is refused (421)")
     return parser
 
 
@@ -89,7 +94,7 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
         cut = argv.index("--")
         argv, command = argv[:cut], argv[cut + 1:]
     parser = build_parser()
-    args = parser.parse_args(argv[1:])
+    args = parser.parse_intermixed_args(argv[1:])  # (names before and after --config alike)
     args.command, args.server_command = "proxy", command
     if separated and not command:
         parser.error("nothing after --: put the server's command there")
@@ -124,24 +129,44 @@ def mounts(args: argparse.Namespace) -> List[Tuple[str, Any]]:
     return [(name, name) for name in names]
 
 
+def allowed_hosts(args: argparse.Namespace) -> List[str]:
+    """The ``Host`` names the proxy answers over HTTP: localhost's, ``--host`` (unless it is an
+    address of every interface), and each ``--allowed-host`` (DNS rebinding protection: spec
+    basic/transports "Security Warning")."""
+    from ..server.http.security import LOCAL_HOSTS
+
+    hosts = list(LOCAL_HOSTS) + list(args.allowed_hosts)
+    if args.host not in ("0.0.0.0", "::", ""):
+        hosts.append(f"[{args.host}]" if ":" in args.host else args.host)
+    elif not args.allowed_hosts and not args.quiet:
+        print(f"minimcp proxy: on {args.host or 'every address'} only requests to localhost are answered; "
+              f"name the others with --allowed-host NAME", file=sys.stderr)
+    return hosts
+
+
 def run(args: argparse.Namespace) -> int:
     """Connect the servers, say which answered (on stderr), and serve them until stopped."""
     show_logs(trace=args.trace, quiet=args.quiet)  # warnings and errors on stderr, never stdout
-    from ..integrations.proxy import ProxyServer
+    from ..integrations.proxy import ProxyServer, describe
 
     proxy = ProxyServer(args.name, start_timeout=args.start_timeout, call_timeout=args.timeout, config=args.config)
     for prefix, target in mounts(args):
-        proxy.mount(prefix, target)
+        try:
+            proxy.mount(prefix, target)
+        except ValueError as exc:  # two config names that make the same tool names (my.s, my_s)
+            raise UsageError(f"cannot serve {prefix!r} beside the others: {exc} (rename it in {args.config})") from None
     for prefix, error in proxy.start().items():  # (one that failed was logged: a warning says why)
-        if error is None and not args.quiet:
-            print(f"minimcp proxy: serving {proxy.mounts[prefix].label}", file=sys.stderr)
+        if error is None and not args.quiet:  # (the operator's own output: the whole command, the URL)
+            what = describe(proxy.mounts[prefix].target)
+            print(f"minimcp proxy: serving {f'{prefix} ({what})' if prefix and what != prefix else prefix or what}",
+                  file=sys.stderr)
     try:
         if args.transport == "stdio":
             proxy.run()
         else:
             from .install import serve_http
 
-            serve_http(proxy, args)
+            serve_http(SimpleNamespace(run=partial(proxy.run, allowed_hosts=allowed_hosts(args))), args)
     finally:
         proxy.close()
     return EXIT_OK
