@@ -727,3 +727,13 @@ def test_an_error_s_data_is_shown_only_when_it_adds_something_and_as_json():
     assert text.endswith('not found: kb://x (data: {"known": ["kb://a"]})'), text
     _, text = cli.explain(RPCError(-32602, "Bad cursor", {"cursor": 7}))
     assert text.endswith("Bad cursor (data: {\"cursor\": 7})"), text
+
+
+def test_an_entry_to_add_by_hand_keeps_its_lines():
+    # The Python API's message, shown as the file would hold it (a TOML table is lines, not one line).
+    from minimcp.errors import ConfigError
+
+    status, message = cli.explain(ConfigError("minimcp cannot edit /x/config.toml safely; add this entry by hand:\n"
+                                              "[mcp_servers.weather]\ncommand = \"python\"\nargs = [\"w.py\"]"))
+    assert message.splitlines() == ["minimcp cannot edit /x/config.toml safely; add this entry by hand:",
+                                    "[mcp_servers.weather]", 'command = "python"', 'args = ["w.py"]']

@@ -146,6 +146,25 @@ def test_hub_over_http_with_a_url_entry():
     assert seen and set(seen) == {"Bearer t0ken"}
 
 
+def test_hub_reads_a_codex_entrys_token_from_the_variable_it_names(monkeypatch):
+    # Codex's bearer_token_env_var names an environment variable: the token is read from it.
+    seen = []
+
+    def recording(app):
+        def wrapped(environ, start_response):
+            seen.append(environ.get("HTTP_AUTHORIZATION"))
+            return app(environ, start_response)
+        wrapped.close = app.close
+        return wrapped
+
+    monkeypatch.setenv("HUB_TEST_TOKEN", "s3cret")
+    with BackgroundServer(recording(named_server("remote").wsgi_app())) as http:
+        entry = {"url": http.url + "/mcp", "bearer_token_env_var": "HUB_TEST_TOKEN"}
+        with ToolHub({"remote": entry}) as hub:
+            assert hub.call_tool("remote__ping").text == "pong from remote"
+    assert seen and set(seen) == {"Bearer s3cret"}
+
+
 def test_hub_from_config_names(tmp_path):
     path = tmp_path / "mcp.json"
     path.write_text(json.dumps({"mcpServers": {"weather": {"command": PY, "args": [WEATHER]}}}))

@@ -17,7 +17,16 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ..client.client import Client
 from ..client.connect import connect
-from ..errors import CapabilityError, ConnectionClosed, MCPError, ProtocolError, RPCError, ServerNotFound, Timeout
+from ..errors import (
+    CapabilityError,
+    ConfigError,
+    ConnectionClosed,
+    MCPError,
+    ProtocolError,
+    RPCError,
+    ServerNotFound,
+    Timeout,
+)
 from ..logs import choose_trace_words
 from ..protocol.apps import MIME_TYPE as APPS_MIME_TYPE
 from .command_line import EXIT_ERROR, EXIT_OK, EXIT_SERVER, EXIT_USAGE, UsageError, convert_arguments
@@ -319,7 +328,8 @@ def explain(exc: Exception, quiet: bool = False) -> Optional[Tuple[int, str]]:
         return None
     status, prefix = found
     text = str(exc) or type(exc).__name__
-    if isinstance(exc, ServerNotFound):  # the files tried, one per line (the CLI's message)
+    if isinstance(exc, ServerNotFound) or (isinstance(exc, ConfigError) and "by hand:\n" in text):
+        # The files tried one per line; the entry to add by hand as the file would hold it.
         return status, "\n".join(" ".join(line.split()) if i == 0 else line.rstrip()
                                  for i, line in enumerate(text.splitlines()))
     if isinstance(exc, RPCError):

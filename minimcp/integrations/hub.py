@@ -11,7 +11,9 @@ prompts (use ``hub.clients[name]`` for those).
 """
 
 import hashlib
+import os
 import re
+import string
 from collections import Counter
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -80,7 +82,11 @@ def _open(name: str, target: Target, config: Optional[PathLike], options: Dict[s
         entry = parse_entry(target, name)
         # As in connect(): what the caller passes wins over the entry.
         if "url" in entry:
-            options = {**options, "headers": {**entry["headers"], **(options.get("headers") or {})}}
+            # A Codex-shaped entry's bearer_token_env_var / env_http_headers name environment
+            # variables (their names were checked): those headers, and only those, are read from it.
+            from_env = {key: string.Template(value).safe_substitute(os.environ)
+                        for key, value in (entry.get("env_headers") or {}).items()}
+            options = {**options, "headers": {**entry["headers"], **from_env, **(options.get("headers") or {})}}
             return connect(entry["url"], **options)
         options = {**options, "env": {**entry["env"], **(options.get("env") or {})},
                    "cwd": options.get("cwd") or entry["cwd"]}
