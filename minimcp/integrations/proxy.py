@@ -1432,16 +1432,20 @@ class ProxyServer(Server):
             self.start()
         return list(self.mounts.values())
 
+    def _merged(self, own: List[Any], kind: str, key: str) -> List[Any]:
+        """``own``, then each mount's items of ``kind``, each ``key`` (name, URI) listed once: the
+        first wins (an unprefixed mount's name the proxy has: its own)."""
+        seen = {getattr(item, key) for item in own}
+        for mount in self._live():
+            for item in list(getattr(mount, kind).values()):
+                if getattr(item, key) not in seen:
+                    seen.add(getattr(item, key))
+                    own.append(item)
+        return own
+
     def tools(self) -> List[ServerTool]:
         """The proxy's own tools, then each mount's (a name listed once: the first wins)."""
-        tools = super().tools()
-        names = {tool.name for tool in tools}
-        for mount in self._live():
-            for tool in list(mount.tools.values()):
-                if tool.name not in names:  # (an unprefixed mount's name the proxy has: its own wins)
-                    names.add(tool.name)
-                    tools.append(tool)
-        return tools
+        return self._merged(super().tools(), "tools", "name")
 
     def get_tool(self, name: object) -> Optional[ServerTool]:
         """The tool listed as ``name`` (a mount's of a server never reached, by its prefix)."""
@@ -1456,14 +1460,7 @@ class ProxyServer(Server):
 
     def prompts(self) -> List[ServerPrompt]:
         """The proxy's own prompts, then each mount's (a name listed once: the first wins)."""
-        prompts = super().prompts()
-        names = {prompt.name for prompt in prompts}
-        for mount in self._live():
-            for prompt in list(mount.prompts.values()):
-                if prompt.name not in names:
-                    names.add(prompt.name)
-                    prompts.append(prompt)
-        return prompts
+        return self._merged(super().prompts(), "prompts", "name")
 
     def get_prompt(self, name: str) -> Optional[ServerPrompt]:
         """The prompt listed as ``name``."""
@@ -1477,25 +1474,11 @@ class ProxyServer(Server):
 
     def resources(self) -> List[ServerResource]:
         """The proxy's own resources, then each mount's (URIs prefixed; a URI listed once)."""
-        resources = super().resources()
-        uris = {resource.uri for resource in resources}
-        for mount in self._live():
-            for resource in list(mount.resources.values()):
-                if resource.uri not in uris:
-                    uris.add(resource.uri)
-                    resources.append(resource)
-        return resources
+        return self._merged(super().resources(), "resources", "uri")
 
     def resource_templates(self) -> List[ServerResource]:
         """The proxy's own resource templates, then each mount's (prefixed; a template listed once)."""
-        templates = super().resource_templates()
-        uris = {template.uri for template in templates}
-        for mount in self._live():
-            for template in list(mount.templates.values()):
-                if template.uri not in uris:
-                    uris.add(template.uri)
-                    templates.append(template)
-        return templates
+        return self._merged(super().resource_templates(), "templates", "uri")
 
     def mount_for_uri(self, uri: str) -> Optional[Mount]:
         """The mount a proxied URI belongs to (the unprefixed one, if any, for other URIs)."""
