@@ -14,7 +14,7 @@ from test_everything import everything  # noqa: F401 - the fixture that installs
 
 import minimcp
 from minimcp import Server
-from minimcp.integrations.proxy import UPSTREAM_STATE, ProxyServer, uri_prefix
+from minimcp.integrations.proxy import UPSTREAM_STATE, ProxyServer, describe, uri_prefix
 from minimcp.server.context import Context
 from minimcp.server.http.wsgiserver import BackgroundServer
 
@@ -1311,3 +1311,11 @@ def test_the_inspector_cli_drives_the_stdio_to_http_bridge_in_front_of_server_ev
         assert echoed["content"][0]["text"] == "Echo: bridged"
         prompts = {p["name"] for p in inspect(inspector, served.url, "--method", "prompts/list")["prompts"]}
         assert "args-prompt" in prompts
+
+
+def test_a_long_command_is_cut_in_the_middle_so_its_script_still_shows():
+    long_python = "/check/" + "deep/" * 12 + ".venv3.13/bin/python"
+    text = describe([long_python, "/srv/app/examples/knowledge_base.py", "--flag"])
+    assert len(text) <= 80 and text.startswith("/check/deep/") and text.endswith("knowledge_base.py --flag")
+    assert describe(["python", "a.py"]) == "python a.py"
+    assert describe([long_python, "a.py"], brief=True) == "python"

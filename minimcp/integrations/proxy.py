@@ -191,15 +191,16 @@ def _safe_url(url: str, brief: bool = False) -> str:
 
 def describe(target: Any, brief: bool = False) -> str:
     """A name of an upstream target for messages: for the proxy's own log and output, the whole
-    command (cut at 80 characters) or the URL less its password; ``brief``, what its callers may
-    read (the program's name, the URL's origin), which holds no argument a secret may be in."""
+    command (cut in the middle past 80 characters, so the script it runs still shows) or the URL
+    less its password; ``brief``, what its callers may read (the program's name, the URL's
+    origin), which holds no argument a secret may be in."""
     if isinstance(target, Server):
         return f"in-process server {target.name!r}"
     if isinstance(target, (list, tuple)):
         if brief:
             return os.path.basename(str(target[0])) if target else "a command"
         text = " ".join(str(part) for part in target)
-        return text if len(text) <= 80 else text[:77] + "..."
+        return text if len(text) <= 80 else text[:24] + "..." + text[-53:]
     if isinstance(target, dict):
         if target.get("url"):
             return _safe_url(str(target["url"]), brief)
