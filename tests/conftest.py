@@ -4,13 +4,14 @@ a minimcp thread running or a child process behind (a zombie included)."""
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
-from typing import Any, Iterator
+from typing import Any, Dict, Iterator, Optional
 
 import pytest
 
@@ -19,13 +20,48 @@ EXAMPLES = os.path.join(ROOT, "examples")
 PY = sys.executable
 TESTING_SERVER = os.path.join(ROOT, "tests", "servers", "testing_server.py")
 #: The official Python SDK (``mcp``) the interop tests run against, in a venv of its own.
-SDK_VENV = os.path.join(os.path.expanduser("~"), ".cache", "minimcp-tests", "mcp-sdk")
+#: Where the peers we did not write are installed once and kept between runs.
+TEST_CACHE = os.path.join(os.path.expanduser("~"), ".cache", "minimcp-tests")
+SDK_VENV = os.path.join(TEST_CACHE, "mcp-sdk")
 SDK_VERSION = "2.3.0"
 
 
 def example(name: str) -> str:
     """The path of an example script."""
     return os.path.join(EXAMPLES, name)
+
+
+def _npm_version(manifest: str) -> Optional[str]:
+    try:
+        with open(manifest) as f:
+            return json.load(f).get("version")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def npm_package(folder: str, package: str, version: str, env: Optional[Dict[str, str]] = None) -> str:
+    """Install ``package`` at ``version`` with npm into ``folder`` (once, and again when the folder
+    holds another version) and return the ``node`` that runs it. ``env``: the environment npm and
+    node are found and run in (its PATH). The calling test is skipped, saying why, only when Node
+    or npm is missing or the npm registry cannot be reached."""
+    path = (env if env is not None else os.environ).get("PATH")
+    node, npm = shutil.which("node", path=path), shutil.which("npm", path=path)
+    if not node or not npm:
+        pytest.skip(f"Node.js and npm are needed to run {package} (.ci/run installs them)")
+    manifest = os.path.join(folder, "node_modules", *package.split("/"), "package.json")
+    if _npm_version(manifest) != version:
+        os.makedirs(folder, exist_ok=True)
+        own = os.path.join(folder, "package.json")
+        if not os.path.exists(own):  # (else npm looks for one in the folders above)
+            with open(own, "w") as f:
+                f.write('{"private": true}\n')
+        done = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error", f"{package}@{version}"],
+                              cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+        if done.returncode != 0:
+            pytest.skip(f"could not install {package}@{version} from the npm registry: {done.stderr[-300:]}")
+        installed = _npm_version(manifest)
+        assert installed == version, f"npm installed {package} {installed}, not {version}"
+    return node
 
 
 def free_port() -> int:

@@ -6,50 +6,26 @@ the cache holds another); the tests are skipped, saying why, only when Node/npm 
 or the npm registry cannot be reached.
 """
 
-import json
 import os
-import shutil
 import signal
-import subprocess
 import threading
 
 import pytest
 
 import minimcp
 
+from conftest import TEST_CACHE, npm_package
+
 #: The release the tests are written against (its tasks: simulate-research-query, issue 28).
 VERSION = "2026.8.31"
-CACHE = os.path.join(os.path.expanduser("~"), ".cache", "minimcp-tests", "server-everything")
+CACHE = os.path.join(TEST_CACHE, "server-everything")
 BIN = os.path.join(CACHE, "node_modules", ".bin", "mcp-server-everything")
-INSTALLED = os.path.join(CACHE, "node_modules", "@modelcontextprotocol", "server-everything", "package.json")
-
-
-def installed_version():
-    """The version of server-everything in the cache, or None."""
-    try:
-        with open(INSTALLED) as f:
-            return json.load(f).get("version")
-    except (OSError, ValueError):
-        return None
 
 
 @pytest.fixture(scope="module")
 def everything():
     """The command that starts server-everything :data:`VERSION` over stdio."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if not node or not npm:
-        pytest.skip("Node.js and npm are needed to run @modelcontextprotocol/server-everything")
-    if installed_version() != VERSION or not os.path.exists(BIN):  # none yet, or an older one cached
-        os.makedirs(CACHE, exist_ok=True)
-        if not os.path.exists(os.path.join(CACHE, "package.json")):
-            with open(os.path.join(CACHE, "package.json"), "w") as f:
-                f.write('{"private": true}')
-        done = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error",
-                               f"@modelcontextprotocol/server-everything@{VERSION}"], cwd=CACHE, capture_output=True,
-                              text=True, timeout=300)
-        if done.returncode != 0:
-            pytest.skip(f"could not install server-everything from the npm registry: {done.stderr[-300:]}")
-        assert installed_version() == VERSION, f"npm installed {installed_version()}, not {VERSION}"
+    node = npm_package(CACHE, "@modelcontextprotocol/server-everything", VERSION)
     return [node, BIN, "stdio"]
 
 

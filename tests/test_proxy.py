@@ -18,7 +18,7 @@ from minimcp.integrations.proxy import UPSTREAM_STATE, ProxyServer, describe, ur
 from minimcp.server.context import Context
 from minimcp.server.http.wsgiserver import BackgroundServer
 
-from conftest import PY, ROOT, free_port, wait_until_listening
+from conftest import PY, ROOT, TEST_CACHE, free_port, npm_package, wait_until_listening
 
 # (the upstream test servers log with ctx.log(), which 2026-07-28 deprecates: said once, not the point here)
 pytestmark = pytest.mark.filterwarnings("ignore:ctx.log.*logging is deprecated:DeprecationWarning")
@@ -1183,7 +1183,7 @@ def test_proxy_command_line_names_around_config_clashing_names_and_allowed_hosts
 
 
 INSPECTOR_VERSION = "2.12.0"
-INSPECTOR_CACHE = os.path.join(os.path.expanduser("~"), ".cache", "minimcp-tests", "inspector")
+INSPECTOR_CACHE = os.path.join(TEST_CACHE, "inspector")
 INSPECTOR_BIN = os.path.join(INSPECTOR_CACHE, "node_modules", ".bin", "mcp-inspector")
 
 
@@ -1191,27 +1191,7 @@ INSPECTOR_BIN = os.path.join(INSPECTOR_CACHE, "node_modules", ".bin", "mcp-inspe
 def inspector():
     """The MCP Inspector's CLI (npm ``@modelcontextprotocol/inspector``), installed once into
     ~/.cache/minimcp-tests/inspector; skipped, saying why, only without Node/npm or the registry."""
-    import shutil
-
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if not node or not npm:
-        pytest.skip("Node.js and npm are needed to run the MCP Inspector CLI")
-    package = os.path.join(INSPECTOR_CACHE, "node_modules", "@modelcontextprotocol", "inspector", "package.json")
-    try:
-        with open(package) as f:
-            installed = json.load(f).get("version")
-    except (OSError, ValueError):
-        installed = None
-    if installed != INSPECTOR_VERSION or not os.path.exists(INSPECTOR_BIN):
-        os.makedirs(INSPECTOR_CACHE, exist_ok=True)
-        if not os.path.exists(os.path.join(INSPECTOR_CACHE, "package.json")):
-            with open(os.path.join(INSPECTOR_CACHE, "package.json"), "w") as f:
-                f.write('{"private": true}')
-        done = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error",
-                               f"@modelcontextprotocol/inspector@{INSPECTOR_VERSION}"], cwd=INSPECTOR_CACHE,
-                              capture_output=True, text=True, timeout=300)
-        if done.returncode != 0:
-            pytest.skip(f"could not install the MCP Inspector from the npm registry: {done.stderr[-300:]}")
+    node = npm_package(INSPECTOR_CACHE, "@modelcontextprotocol/inspector", INSPECTOR_VERSION)
     return [node, INSPECTOR_BIN, "--cli"]
 
 

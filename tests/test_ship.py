@@ -29,10 +29,10 @@ import minimcp
 from minimcp.cli import ship
 from minimcp.protocol.versions import SDK_VERSION
 
-from conftest import PY, ROOT
+from conftest import PY, ROOT, TEST_CACHE, npm_package
 
 SHIPPED = os.path.join(ROOT, "tests", "servers", "shipped_server.py")
-CACHE_ROOT = os.path.join(os.path.expanduser("~"), ".cache", "minimcp-tests")
+CACHE_ROOT = TEST_CACHE
 MCPB_VERSION = "2.1.2"
 MCPB_HOME = os.path.join(CACHE_ROOT, f"mcpb-{MCPB_VERSION}")
 MCPB_BIN = os.path.join(MCPB_HOME, "node_modules", ".bin", "mcpb")
@@ -50,18 +50,7 @@ def minimcp_cli(*args, cwd, env=None):
 @pytest.fixture(scope="module")
 def mcpb():
     """A function that runs the official ``mcpb`` command line and returns the finished process."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if not node or not npm:
-        pytest.skip("Node.js and npm are needed to run @anthropic-ai/mcpb")
-    if not os.path.exists(MCPB_BIN):
-        os.makedirs(MCPB_HOME, exist_ok=True)
-        with open(os.path.join(MCPB_HOME, "package.json"), "w") as f:
-            f.write('{"private": true}')
-        done = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error",
-                               f"@anthropic-ai/mcpb@{MCPB_VERSION}"], cwd=MCPB_HOME, capture_output=True,
-                              text=True, timeout=300)
-        if done.returncode != 0:
-            pytest.skip(f"could not install @anthropic-ai/mcpb from the npm registry: {done.stderr[-300:]}")
+    node = npm_package(MCPB_HOME, "@anthropic-ai/mcpb", MCPB_VERSION)
 
     def run(*args, cwd):
         return subprocess.run([node, MCPB_BIN, *args], capture_output=True, text=True, cwd=cwd, timeout=120)

@@ -22,8 +22,9 @@ from html.parser import HTMLParser
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 from urllib.parse import parse_qs, urljoin, urlsplit
 
-import pytest
 import requests
+
+from conftest import npm_package
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CACHE = os.path.join(os.path.expanduser("~"), ".cache", "minimcp-tests", "oidc")
@@ -52,19 +53,7 @@ def node_env() -> Dict[str, str]:
 
 def install() -> str:
     """The cache folder with oidc-provider installed in it (npm install, once); skips when it cannot."""
-    env = node_env()
-    if shutil.which("node", path=env["PATH"]) is None or shutil.which("npm", path=env["PATH"]) is None:
-        pytest.skip("Node.js and npm are needed to run oidc-provider (run .ci/conformance/setup.sh)")
-    if not os.path.isfile(os.path.join(CACHE, "node_modules", "oidc-provider", "package.json")):
-        os.makedirs(CACHE, exist_ok=True)
-        if not os.path.isfile(os.path.join(CACHE, "package.json")):
-            with open(os.path.join(CACHE, "package.json"), "w") as f:
-                f.write('{"private": true}\n')
-        done = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error",
-                               f"oidc-provider@{VERSION}"], cwd=CACHE, env=env, capture_output=True,
-                              text=True, timeout=300)
-        if done.returncode != 0:
-            pytest.skip(f"npm could not install oidc-provider@{VERSION}: {done.stderr[-300:]}")
+    npm_package(CACHE, "oidc-provider", VERSION, env=node_env())
     # ESM resolves imports from the script's folder: the script runs from the cache.
     shutil.copyfile(os.path.join(HERE, "provider.mjs"), os.path.join(CACHE, "provider.mjs"))
     return CACHE
