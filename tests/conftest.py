@@ -64,6 +64,33 @@ def npm_package(folder: str, package: str, version: str, env: Optional[Dict[str,
     return node
 
 
+def system_program(name: str) -> Optional[str]:
+    """The path of a Debian package's program (redis-server, haproxy, nginx), found on PATH or in
+    the sbin/bin folders a user's PATH may lack; None when it is not installed."""
+    found = shutil.which(name)
+    if found:
+        return found
+    for folder in ("/usr/sbin", "/usr/bin"):
+        if os.path.exists(os.path.join(folder, name)):
+            return os.path.join(folder, name)
+    return None
+
+
+def stop_process(proc: "subprocess.Popen[Any]", sig: int = signal.SIGTERM, seconds: float = 30.0) -> None:
+    """Stop a process this test started, by its PID: ``sig``, then SIGKILL after ``seconds``;
+    reap it and close its pipes."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+    try:
+        proc.wait(seconds)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+
+
 def free_port() -> int:
     """A port nothing listens on now, from the OS (for a process we must tell which port to take;
     a listener of our own takes port 0 instead)."""

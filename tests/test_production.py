@@ -8,7 +8,6 @@ nginx comes from Debian (`apt-get install nginx-light`; .ci/run installs it).
 """
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -19,9 +18,9 @@ import pytest
 
 import minimcp
 
-from conftest import PY, ROOT, free_port, wait_until_listening
+from conftest import PY, ROOT, free_port, system_program, wait_until_listening
 
-NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
+NGINX = system_program("nginx")
 DEPLOY = os.path.join(ROOT, "examples", "deploy")
 # Skipped where nginx is missing, but not in CI: .ci/run installs it.
 pytestmark = pytest.mark.skipif(NGINX is None and not os.environ.get("CI"),

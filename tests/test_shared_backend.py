@@ -17,7 +17,6 @@ a real ``redis-server`` started on a free port (Debian's redis-server and haprox
 
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -30,13 +29,11 @@ import minimcp
 from minimcp.client.stateless import Listener
 from minimcp.errors import RPCError
 
-from conftest import PY, ROOT, free_port, wait_until_listening
+from conftest import PY, ROOT, free_port, stop_process, system_program, wait_until_listening
 
 redis = pytest.importorskip("redis", reason="the redis extra is needed: pip install 'minimcp-sync[redis]'")
 
-REDIS_SERVER = shutil.which("redis-server") or ("/usr/bin/redis-server" if os.path.exists("/usr/bin/redis-server")
-                                                else None)
-HAPROXY = shutil.which("haproxy") or ("/usr/sbin/haproxy" if os.path.exists("/usr/sbin/haproxy") else None)
+REDIS_SERVER, HAPROXY = system_program("redis-server"), system_program("haproxy")
 WORKER = os.path.join(ROOT, "tests", "servers", "shared_worker.py")
 LEASE = 1.0  # seconds: short, so that a dead worker's task fails quickly
 ACCEPT = {"action": "accept", "content": {"ok": True}}
@@ -59,20 +56,6 @@ def until(check, seconds, what):
         time.sleep(0.02)
 
 
-def stop(proc, sig=signal.SIGTERM):
-    """Stop a process we started, by its PID, and reap it."""
-    if proc.poll() is None:
-        proc.send_signal(sig)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    for stream in (proc.stdout, proc.stderr):
-        if stream is not None:
-            stream.close()
-
-
 class RedisServer:
     """A redis-server of our own on a free 127.0.0.1 port, with no persistence."""
 
@@ -92,7 +75,7 @@ class RedisServer:
 
     def close(self):
         self.client.close()
-        stop(self.proc)
+        stop_process(self.proc)
 
 
 class Worker:
@@ -121,7 +104,7 @@ class Worker:
         return connect(self.url, **handlers)
 
     def close(self):
-        stop(self.proc)
+        stop_process(self.proc)
 
 
 class Balancer:
@@ -144,7 +127,7 @@ class Balancer:
         self.url = f"http://127.0.0.1:{self.port}/mcp"
 
     def close(self):
-        stop(self.proc, signal.SIGUSR1)  # HAProxy's soft stop
+        stop_process(self.proc, signal.SIGUSR1)  # HAProxy's soft stop
 
 
 def get(client, task_id):

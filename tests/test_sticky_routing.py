@@ -20,7 +20,6 @@ import http.client
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 
@@ -31,14 +30,9 @@ from minimcp import Server
 from minimcp.protocol.jsonrpc import SESSION_NOT_FOUND
 from minimcp.server.http.wsgiserver import BackgroundServer
 
-from conftest import PY, ROOT, free_port, wait_until_listening
+from conftest import PY, ROOT, free_port, stop_process, system_program, wait_until_listening
 
-
-def _binary(name):
-    return shutil.which(name) or (f"/usr/sbin/{name}" if os.path.exists(f"/usr/sbin/{name}") else None)
-
-
-HAPROXY, NGINX = _binary("haproxy"), _binary("nginx")
+HAPROXY, NGINX = system_program("haproxy"), system_program("nginx")
 DEPLOY = os.path.join(ROOT, "examples", "deploy")
 #: The shipped files' addresses, which the tests rewrite to free ports.
 W1, W2, FRONT = "127.0.0.1:8001", "127.0.0.1:8002", "127.0.0.1:8080"
@@ -80,18 +74,6 @@ needs = {"haproxy": pytest.mark.skipif(HAPROXY is None and not os.environ.get("C
          "nginx": pytest.mark.skipif(NGINX is None and not os.environ.get("CI"),
                                      reason="nginx is not installed (apt-get install nginx-light)")}
 BALANCERS = [pytest.param("haproxy", marks=needs["haproxy"]), pytest.param("nginx", marks=needs["nginx"])]
-
-
-def _stop(proc, sig=signal.SIGTERM):
-    if proc.poll() is None:
-        proc.send_signal(sig)
-    try:
-        proc.wait(30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    if proc.stderr:
-        proc.stderr.close()
 
 
 class Deployment:
@@ -172,7 +154,7 @@ class Deployment:
 
     def close(self):
         for proc in reversed(self.procs):  # the balancer first
-            _stop(proc, signal.SIGQUIT if proc.args[0] == NGINX else signal.SIGTERM)
+            stop_process(proc, signal.SIGQUIT if proc.args[0] == NGINX else signal.SIGTERM)
 
 
 @pytest.fixture
