@@ -1572,24 +1572,7 @@ class ProxyServer(Server):
         """Fetch a mount's list of ``kind`` again, off the thread that heard of the change, then,
         if it did change, tell the proxy's clients (its ``notifications/<kind>/list_changed``).
         One refresh of a mount's list waits at a time: a change heard meanwhile joins it."""
-        key = (mount.prefix, kind)
-
-        def refresh() -> None:
-            with self._refresh_lock:
-                self._refreshing.discard(key)  # (from here a change heard is a refresh of its own)
-            try:
-                changed = mount.refresh((kind,))
-            except MCPError as exc:
-                log.warning("upstream %s: refreshing its %s failed: %s", mount.label, kind, exc)
-                return
-            for what in changed:
-                self.list_changed(what)
-
-        with self._refresh_lock:
-            if self._closed or key in self._refreshing:
-                return
-            self._refreshing.add(key)
-        self._background.submit(refresh)
+        self._fetch_later(mount, kind, lambda: mount.refresh((kind,)), f"refreshing its {kind}")
 
     def close_later(self, link: _Link) -> None:
         """Close an upstream connection off the calling thread (at once if the proxy is closed)."""
@@ -1599,16 +1582,25 @@ class ProxyServer(Server):
     def reconnect_later(self, mount: Mount) -> None:
         """Give a mount whose main connection was retired another (or a spare one), off the thread
         that retired it, and fetch its lists again (a change may have come meanwhile)."""
-        key = (mount.prefix, "connection")
+        def reconnect() -> List[str]:
+            mount.up()
+            return mount.refresh()
 
-        def reconnect() -> None:
+        self._fetch_later(mount, "connection", reconnect, "reconnecting")
+
+    def _fetch_later(self, mount: Mount, job: str, fetch: Callable[[], List[str]], doing: str) -> None:
+        # Run fetch() on a background thread, then tell the clients which lists it changed. One
+        # (mount, job) waits at a time: asked again before it begins, the waiting one serves both;
+        # once it has begun, a new ask queues another (what it heard may postdate the fetch).
+        key = (mount.prefix, job)
+
+        def run() -> None:
             with self._refresh_lock:
-                self._refreshing.discard(key)
+                self._refreshing.discard(key)  # (from here a change heard is a fetch of its own)
             try:
-                mount.up()
-                changed = mount.refresh()
+                changed = fetch()
             except MCPError as exc:
-                log.warning("upstream %s: reconnecting failed: %s", mount.label, exc)
+                log.warning("upstream %s: %s failed: %s", mount.label, doing, exc)
                 return
             for what in changed:
                 self.list_changed(what)
@@ -1617,7 +1609,7 @@ class ProxyServer(Server):
             if self._closed or key in self._refreshing:
                 return
             self._refreshing.add(key)
-        self._background.submit(reconnect)
+        self._background.submit(run)
 
     def subscribe_later(self, mount: Mount, uri: str, on: bool = True) -> None:
         """Subscribe upstream to ``uri`` (or, ``on`` False, unsubscribe), off the thread of the
