@@ -248,6 +248,26 @@ def ctrl_c():
         signal.signal(signal.SIGINT, previous)
 
 
+@pytest.fixture
+def user_home(tmp_path: Any, monkeypatch: Any) -> Any:
+    """A temporary home and project folder for the host-config tests: (home, project, env). This
+    process's environment and working directory point there too (for ``minimcp.connect(NAME)``),
+    ``env`` is the same for a subprocess, and no variable that moves a host's files (CODEX_HOME,
+    COPILOT_HOME) or that a test sets (MCP_TEST_*) comes from the caller's environment."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    env = dict(os.environ, HOME=str(home), USERPROFILE=str(home), XDG_CONFIG_HOME=str(home / ".config"),
+               APPDATA=str(home / "AppData" / "Roaming"), PYTHONPATH=ROOT)
+    for name in [*("CODEX_HOME", "COPILOT_HOME"), *(name for name in env if name.startswith("MCP_TEST_"))]:
+        env.pop(name, None)
+        monkeypatch.delenv(name, raising=False)
+    for name in ("HOME", "USERPROFILE", "XDG_CONFIG_HOME", "APPDATA"):
+        monkeypatch.setenv(name, env[name])
+    monkeypatch.chdir(project)
+    return home, project, env
+
+
 @pytest.fixture(scope="module")
 def oidc_provider():
     """A real OAuth / OpenID authorization server (oidc-provider, npm) on 127.0.0.1 for one test

@@ -9,32 +9,15 @@ line, and the real weather example as the server.
 
 import json
 import logging
-import os
 import subprocess
 
 import pytest
 
 import minimcp
 
-from conftest import PY, ROOT, example
+from conftest import PY, example
 
 WEATHER = example("weather_server.py")
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    home, project = tmp_path / "home", tmp_path / "project"
-    home.mkdir()
-    project.mkdir()
-    env = dict(os.environ, HOME=str(home), USERPROFILE=str(home), XDG_CONFIG_HOME=str(home / ".config"),
-               APPDATA=str(home / "AppData" / "Roaming"), PYTHONPATH=ROOT)
-    for name in ("CODEX_HOME", "COPILOT_HOME", "MCP_TEST_UNITS"):
-        env.pop(name, None)
-        monkeypatch.delenv(name, raising=False)
-    for name in ("HOME", "USERPROFILE", "XDG_CONFIG_HOME", "APPDATA"):
-        monkeypatch.setenv(name, env[name])
-    monkeypatch.chdir(project)
-    return home, project, env
 
 
 def write(path, data):
@@ -58,8 +41,8 @@ def two_demos(home, project):
     return first, second
 
 
-def test_the_command_line_says_which_one_it_took_and_how_to_take_the_other(home):
-    home, project, env = home
+def test_the_command_line_says_which_one_it_took_and_how_to_take_the_other(user_home):
+    home, project, env = user_home
     first, second = two_demos(home, project)
     out = cli(["call", "demo", "get_weather", "city=Oslo"], env, project)
     assert out.returncode == 0 and out.stdout == "Oslo: 22°C, sunny\n", out.stderr
@@ -75,8 +58,8 @@ def test_the_command_line_says_which_one_it_took_and_how_to_take_the_other(home)
     assert cli(["call", "demo", "get_weather", "city=Oslo", "-q"], env, project).stderr == ""
 
 
-def test_python_gets_the_warning_through_logging(home, caplog):
-    home, project, _ = home
+def test_python_gets_the_warning_through_logging(user_home, caplog):
+    home, project, _ = user_home
     first, second = two_demos(home, project)
     with caplog.at_level(logging.WARNING, logger="minimcp"):
         with minimcp.connect("demo") as client:
@@ -92,10 +75,10 @@ def test_python_gets_the_warning_through_logging(home, caplog):
     assert not [r for r in caplog.records if r.name == "minimcp.client.config"]
 
 
-def test_the_same_server_in_each_hosts_spelling_is_no_cause_for_a_warning(home, caplog):
+def test_the_same_server_in_each_hosts_spelling_is_no_cause_for_a_warning(user_home, caplog):
     """Claude Code's entry, Copilot's ("local", "tools") and Codex's (TOML) start the same server,
     and ${VAR} and ${env:VAR} name the same variable, set or not: no warning."""
-    home, project, env = home
+    home, project, env = user_home
     write(project / ".mcp.json", {"mcpServers": {"demo": {
         "type": "stdio", "command": PY, "args": [WEATHER], "env": {"UNITS": "${MCP_TEST_UNITS}"}}}})
     write(home / ".copilot" / "mcp-config.json", {"mcpServers": {"demo": {
@@ -114,8 +97,8 @@ def test_the_same_server_in_each_hosts_spelling_is_no_cause_for_a_warning(home, 
     assert not [r for r in caplog.records if r.name == "minimcp.client.config"]
 
 
-def test_servers_marks_the_entry_a_name_does_not_reach(home):
-    home, project, env = home
+def test_servers_marks_the_entry_a_name_does_not_reach(user_home):
+    home, project, env = user_home
     first, second = two_demos(home, project)
     rows = json.loads(cli(["servers", "--json"], env, project).stdout)["servers"]
     assert [(row["file"], row.get("shadowed_by")) for row in rows] == [(first, None), (second, first)]
@@ -124,8 +107,8 @@ def test_servers_marks_the_entry_a_name_does_not_reach(home):
     assert f"(not the one its name reaches, which is {first}'s: name this file as the config to reach this one)" in text
 
 
-def test_a_broken_file_after_the_one_that_names_the_server_is_no_obstacle(home):
-    home, project, env = home
+def test_a_broken_file_after_the_one_that_names_the_server_is_no_obstacle(user_home):
+    home, project, env = user_home
     write(project / ".mcp.json", {"mcpServers": {"demo": {"command": PY, "args": [WEATHER]}}})
     write(home / ".codeium" / "windsurf" / "mcp_config.json", '{"mcpServers": {"demo": ')
     out = cli(["call", "demo", "get_weather", "city=Oslo"], env, project)

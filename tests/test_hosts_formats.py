@@ -20,29 +20,11 @@ import minimcp
 from minimcp.client.config import find_server
 from minimcp.integrations import hosts as host_files
 
-from conftest import PY, ROOT, example
+from conftest import PY, example
 
 WEATHER = example("weather_server.py")
 INSTALLED = [PY, "-m", "minimcp", "run", WEATHER]  # what `install HOST server.py` writes
 URL = "https://mcp.example.com/mcp"
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    """A temporary home and project folder; this process's environment and working directory point
-    there too (for ``minimcp.connect(NAME)``), and ``env`` is the same for a subprocess."""
-    home, project = tmp_path / "home", tmp_path / "project"
-    home.mkdir()
-    project.mkdir()
-    env = dict(os.environ, HOME=str(home), USERPROFILE=str(home), XDG_CONFIG_HOME=str(home / ".config"),
-               APPDATA=str(home / "AppData" / "Roaming"), PYTHONPATH=ROOT)
-    for name in ("CODEX_HOME", "COPILOT_HOME", "MCP_TEST_TOKEN"):
-        env.pop(name, None)
-        monkeypatch.delenv(name, raising=False)
-    for name in ("HOME", "USERPROFILE", "XDG_CONFIG_HOME", "APPDATA"):
-        monkeypatch.setenv(name, env[name])
-    monkeypatch.chdir(project)
-    return home, project, env
 
 
 def cli(args, env, cwd, **kwargs):
@@ -134,8 +116,8 @@ def seeded(host, home, project):
 
 
 @pytest.mark.parametrize("host", list(HOSTS))
-def test_install_a_server_file_keeps_the_users_file_and_is_found_by_name(home, host):
-    home, project, env = home
+def test_install_a_server_file_keeps_the_users_file_and_is_found_by_name(user_home, host):
+    home, project, env = user_home
     path = seeded(host, home, project)
     _, read, section, before, kept_lines, kept = HOSTS[host]
     out = cli(["install", host, WEATHER, "--name", "weather", "--env", "UNITS=c"], env, project)
@@ -161,8 +143,8 @@ def test_install_a_server_file_keeps_the_users_file_and_is_found_by_name(home, h
 
 
 @pytest.mark.parametrize("host", list(URL_ENTRIES))
-def test_install_a_url_with_a_header_and_a_token_from_the_environment(home, host, monkeypatch):
-    home, project, env = home
+def test_install_a_url_with_a_header_and_a_token_from_the_environment(user_home, host, monkeypatch):
+    home, project, env = user_home
     path = seeded(host, home, project)
     _, read, section, _, kept_lines, _ = HOSTS[host]
     out = cli(["install", host, URL, "--name", "remote", "--header", "X-Team: blue", "--token-env", "MCP_TEST_TOKEN"],
@@ -181,8 +163,8 @@ def test_install_a_url_with_a_header_and_a_token_from_the_environment(home, host
         find_server("remote", config=str(path))
 
 
-def test_zed_takes_a_header_but_no_token_from_the_environment(home):
-    home, project, env = home
+def test_zed_takes_a_header_but_no_token_from_the_environment(user_home):
+    home, project, env = user_home
     path = seeded("zed", home, project)
     before = path.read_text(encoding="utf-8")
     out = cli(["install", "zed", URL, "--name", "remote", "--token-env", "MCP_TEST_TOKEN"], env, project)
@@ -197,10 +179,10 @@ def test_zed_takes_a_header_but_no_token_from_the_environment(home):
     assert "// my theme" in text and "/* modal editing */" in text
 
 
-def test_url_servers_of_every_format_are_reached_by_name(home):
+def test_url_servers_of_every_format_are_reached_by_name(user_home):
     """One real HTTP server, installed as a URL into each host's file: each entry (url, serverUrl,
     httpUrl, Codex's table) reaches it by name."""
-    home, project, env = home
+    home, project, env = user_home
     proc = subprocess.Popen([PY, "-m", "minimcp", "run", WEATHER, "--transport", "http", "--port", "0"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
@@ -221,8 +203,8 @@ def test_url_servers_of_every_format_are_reached_by_name(home):
         proc.stderr.close()
 
 
-def test_replacing_an_entry_keeps_the_comments_around_it(home):
-    home, project, env = home
+def test_replacing_an_entry_keeps_the_comments_around_it(user_home):
+    home, project, env = user_home
     path = home / ".config" / "zed" / "settings.json"
     path.parent.mkdir(parents=True)
     path.write_text('// Zed settings\n{\n  "context_servers": {\n    // the weather, for the agent\n'
@@ -240,8 +222,8 @@ def test_replacing_an_entry_keeps_the_comments_around_it(home):
     assert again.returncode == 0 and "nothing to do" in again.stdout
 
 
-def test_codex_replacing_an_entry_keeps_the_other_tables_and_comments(home):
-    home, project, env = home
+def test_codex_replacing_an_entry_keeps_the_other_tables_and_comments(user_home):
+    home, project, env = user_home
     path = home / ".codex" / "config.toml"
     path.parent.mkdir(parents=True)
     path.write_text('model = "o3"\n\n# the servers I use\n[mcp_servers.weather]\ncommand = "old-weather"\n\n'
@@ -260,8 +242,8 @@ def test_codex_replacing_an_entry_keeps_the_other_tables_and_comments(home):
 BLOCK_TOMLKIT = "import sys; sys.modules['tomlkit'] = None; from minimcp.cli import main; sys.exit(main(sys.argv[1:]))"
 
 
-def test_writing_toml_without_tomlkit_says_what_to_install(home):
-    home, project, env = home
+def test_writing_toml_without_tomlkit_says_what_to_install(user_home):
+    home, project, env = user_home
     path = seeded("codex", home, project)
     before = path.read_text(encoding="utf-8")
     out = subprocess.run([PY, "-c", BLOCK_TOMLKIT, "install", "codex", WEATHER, "--name", "weather"],
@@ -281,10 +263,10 @@ def test_writing_toml_without_tomlkit_says_what_to_install(home):
         assert "pip install 'tomlkit>=0.11.6'" in row["error"]
 
 
-def test_the_host_files_each_os_uses(home, monkeypatch):
+def test_the_host_files_each_os_uses(user_home, monkeypatch):
     """Zed and Codex follow their own variables: XDG_CONFIG_HOME moves Zed's settings on Linux,
     CODEX_HOME and COPILOT_HOME move Codex's and Copilot's folders."""
-    home, project, env = home
+    home, project, env = user_home
     env = dict(env, XDG_CONFIG_HOME=str(home / "xdg"), CODEX_HOME=str(home / "codex-home"),
                COPILOT_HOME=str(home / "copilot-home"))
     for host, path in (("codex", home / "codex-home" / "config.toml"),
@@ -310,11 +292,11 @@ def test_the_host_files_each_os_uses(home, monkeypatch):
 # -- what an install must never do to a file --------------------------------------------------------
 
 
-def test_codex_root_keys_after_dotted_server_keys_stay_at_the_root(home):
+def test_codex_root_keys_after_dotted_server_keys_stay_at_the_root(user_home):
     """`mcp_servers.a.command = "x"` then `model = "o3"`: tomlkit put the new [mcp_servers.NAME] table
     between them, and `model` became a key of the new server. The result is read back, and the table
     goes at the end of the file instead."""
-    home, project, env = home
+    home, project, env = user_home
     path = home / ".codex" / "config.toml"
     path.parent.mkdir(parents=True)
     path.write_text('mcp_servers.docs.command = "docs-srv"  # my docs\nmodel = "o3"\n', encoding="utf-8")
@@ -326,10 +308,10 @@ def test_codex_root_keys_after_dotted_server_keys_stay_at_the_root(home):
     assert text.startswith('mcp_servers.docs.command = "docs-srv"  # my docs\nmodel = "o3"\n')
 
 
-def test_a_toml_file_that_would_not_read_back_right_is_left_alone_with_the_entry_to_add(home):
+def test_a_toml_file_that_would_not_read_back_right_is_left_alone_with_the_entry_to_add(user_home):
     """Replacing a server written as dotted keys, followed by a root key: no edit reads back as the
     old document plus the entry, so nothing is written and the error shows the table to add."""
-    home, project, env = home
+    home, project, env = user_home
     path = home / ".codex" / "config.toml"
     path.parent.mkdir(parents=True)
     before = 'mcp_servers.weather.command = "old-weather"\nmodel = "o3"\n'
@@ -344,8 +326,8 @@ def test_a_toml_file_that_would_not_read_back_right_is_left_alone_with_the_entry
                                  f'command = "python"\nargs = ["w.py"]\nenv = {{ K = "v" }}')
 
 
-def test_codex_force_keeps_the_comment_that_introduces_the_next_table(home):
-    home, project, env = home
+def test_codex_force_keeps_the_comment_that_introduces_the_next_table(user_home):
+    home, project, env = user_home
     path = home / ".codex" / "config.toml"
     path.parent.mkdir(parents=True)
     path.write_text('[mcp_servers.weather]\ncommand = "old-weather"\n\n# the docs server, for the agent\n'
@@ -360,10 +342,10 @@ def test_codex_force_keeps_the_comment_that_introduces_the_next_table(home):
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions and symbolic links")
 @pytest.mark.parametrize("host", ["codex", "zed"])
-def test_a_private_file_stays_private_and_a_link_stays_a_link(home, host):
+def test_a_private_file_stays_private_and_a_link_stays_a_link(user_home, host):
     """A 0600 config holds tokens: the new file and its backup stay 0600. A config that is a symbolic
     link (to a dotfiles repository, say) is written through: the link stays, its target changes."""
-    home, project, env = home
+    home, project, env = user_home
     path = HOSTS[host][0](home, project)
     path.parent.mkdir(parents=True, exist_ok=True)
     real = home / "dotfiles" / path.name
@@ -386,8 +368,8 @@ def test_a_private_file_stays_private_and_a_link_stays_a_link(home, host):
     ("zed", '\ufeff// Zed settings\r\n{\r\n  "theme": "One Dark", // my theme\r\n}\r\n'),
     ("codex", '\ufeff# my Codex settings\r\nmodel = "o3"\r\n\r\n[profiles.fast]\r\nmodel = "o4-mini"\r\n'),
 ], ids=["zed", "codex"])
-def test_line_endings_and_byte_order_mark_are_kept_and_backups_are_exact_and_never_overwritten(home, host, before):
-    home, project, env = home
+def test_line_endings_and_byte_order_mark_are_kept_and_backups_are_exact_and_never_overwritten(user_home, host, before):
+    home, project, env = user_home
     path = HOSTS[host][0](home, project)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(before.encode("utf-8"))
