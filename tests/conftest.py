@@ -248,6 +248,38 @@ def ctrl_c():
         signal.signal(signal.SIGINT, previous)
 
 
+class Wire:
+    """A client middleware that keeps each request the client sends (method, params) and each
+    answer it gets; ``answered`` is set when a ``tasks/get`` got its answer."""
+
+    def __init__(self) -> None:
+        self.sent: list = []
+        self.answers: list = []
+        self.answered = threading.Event()
+
+    def __call__(self, request: Any, call_next: Any) -> Any:
+        if request.outgoing:
+            self.sent.append((request.method, dict(request.params or {})))
+        answer = call_next(request)
+        if request.outgoing:
+            self.answers.append((request.method, answer))
+            if request.method == "tasks/get":
+                self.answered.set()
+        return answer
+
+    def methods(self) -> list:
+        """The methods of the requests sent, in order."""
+        return [method for method, _ in self.sent]
+
+    def calls(self) -> list:
+        """The params of each ``tools/call`` sent."""
+        return [params for method, params in self.sent if method == "tools/call"]
+
+    def task_id(self) -> str:
+        """The id of the task the server made for the last ``tools/call``."""
+        return [answer for method, answer in self.answers if method == "tools/call"][-1]["task"]["taskId"]
+
+
 @pytest.fixture
 def user_home(tmp_path: Any, monkeypatch: Any) -> Any:
     """A temporary home and project folder for the host-config tests: (home, project, env). This

@@ -29,6 +29,8 @@ from minimcp import Context, ProtocolError, RPCError, Server, Timeout
 from minimcp.client.tasks import TaskCancelled
 from minimcp.server.tasks import TaskRunner, starts_task_later
 
+from conftest import Wire
+
 HERE = os.path.abspath(__file__)
 PY = sys.executable
 
@@ -117,30 +119,6 @@ def stateless(transport: str, **handlers):
 def core(**handlers):
     """A client of the scripted 2025-11-25 server (:func:`serve_core_tasks`)."""
     return minimcp.connect([PY, HERE, "core"], timeout=20, **handlers)
-
-
-class Wire:
-    """A middleware that keeps each request the client sends (method, params) and each answer."""
-
-    def __init__(self):
-        self.sent, self.answers = [], []
-        self.answered = threading.Event()  # a tasks/get got its answer
-
-    def __call__(self, request, call_next):
-        if request.outgoing:
-            self.sent.append((request.method, dict(request.params or {})))
-        answer = call_next(request)
-        if request.outgoing:
-            self.answers.append((request.method, answer))
-            if request.method == "tasks/get":
-                self.answered.set()
-        return answer
-
-    def methods(self):
-        return [method for method, _ in self.sent]
-
-    def calls(self):
-        return [params for method, params in self.sent if method == "tools/call"]
 
 
 @contextlib.contextmanager

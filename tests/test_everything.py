@@ -14,7 +14,7 @@ import pytest
 
 import minimcp
 
-from conftest import TEST_CACHE, npm_package
+from conftest import TEST_CACHE, Wire, npm_package
 
 #: The release the tests are written against (its tasks: simulate-research-query, issue 28).
 VERSION = "2026.8.31"
@@ -91,31 +91,6 @@ def test_progress_from_a_long_running_tool(everything):
 # -- tasks (spec 2025-11-25 basic/utilities/tasks): simulate-research-query requires one ----------
 
 RESEARCH = "simulate-research-query"
-
-
-class Wire:
-    """A middleware that keeps each request the client sends, and each answer it gets."""
-
-    def __init__(self):
-        self.sent, self.answers = [], []
-        self.answered = threading.Event()  # a tasks/get got its answer
-
-    def __call__(self, request, call_next):
-        if request.outgoing:
-            self.sent.append((request.method, dict(request.params or {})))
-        answer = call_next(request)
-        if request.outgoing:
-            self.answers.append((request.method, answer))
-            if request.method == "tasks/get":
-                self.answered.set()
-        return answer
-
-    def methods(self):
-        return [method for method, _ in self.sent]
-
-    def task_id(self):
-        """The id of the task the server made for the last tools/call."""
-        return [answer for method, answer in self.answers if method == "tools/call"][-1]["task"]["taskId"]
 
 
 def test_a_tool_that_requires_a_task_just_works_from_call_tool(everything):
