@@ -169,6 +169,13 @@ def tracing(tracer_provider: Any = None, *, trust_remote_parent: bool = True,
                         "tracer provider's span processors, sampler and exporters, and the propagators",
                         STEPS[step], exc_info=True)
 
+    def record(step: Callable[..., None], *args: Any) -> None:
+        # Put what a request came to on its span; a failure there is logged, never raised.
+        try:
+            step(*args)
+        except Exception:
+            broken("record")
+
     def carried(meta: Dict[str, Any]) -> Any:
         # The context a request's _meta carries: what the configured propagators read from the
         # string values of their own fields (by default traceparent, tracestate and baggage), each
@@ -223,47 +230,16 @@ def tracing(tracer_provider: Any = None, *, trust_remote_parent: bool = True,
             return call_next(request)
         try:
             result = call_next(request)
-        except RPCError as exc:
-            try:
-                cause = exc.__cause__
-                if cause is not None and exc.code == INTERNAL_ERROR:  # (an unexpected exception, answered with a
-                    span.record_exception(cause)                       # reference: the exception is the operator's)
-                _failed(span, ERROR, exc.code, exc.message)
-            except Exception:
-                broken("record")
-            raise
-        except Exception as exc:  # (dispatch answers it -32603)
-            try:
-                span.record_exception(exc)
-                _failed(span, ERROR, INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
-            except Exception:
-                broken("record")
-            raise
-        except BaseException as exc:  # (sys.exit() in a handler is answered -32603 too; Ctrl-C is not answered)
-            try:
-                span.record_exception(exc)
-                if isinstance(exc, SystemExit):
-                    _failed(span, ERROR, INTERNAL_ERROR, f"the handler called sys.exit({exc.code!r})")
-                else:
-                    _failed(span, ERROR, None, type(exc).__name__, type(exc).__qualname__)
-            except Exception:
-                broken("record")
+        except BaseException as exc:
+            record(_answer_failed, span, ERROR, exc)
             raise
         else:
             if method == "tools/call":
-                try:
-                    _tool_result(span, ERROR, result)
-                except Exception:
-                    broken("record")
+                record(_tool_result, span, ERROR, result)
             return result
         finally:
             if "mcp.protocol.version" not in attributes:  # (initialize: known once it ran)
-                try:
-                    version = getattr(session.owner, "protocol_version", None)
-                    if type(version) is str:
-                        span.set_attribute("mcp.protocol.version", _cut(version))
-                except Exception:
-                    broken("record")
+                record(_version_ran, span, session.owner)
             finish(span, token)
 
     def sent(request: Any, call_next: Callable[[Any], Any]) -> Any:
@@ -292,39 +268,15 @@ def tracing(tracer_provider: Any = None, *, trust_remote_parent: bool = True,
                     if carrier:
                         params["_meta"] = carrier
             result = call_next(request)
-        except RPCError as exc:
-            try:
-                _failed(span, ERROR, exc.code, exc.message)
-            except Exception:
-                broken("record")
-            raise
-        except BaseException as exc:  # no answer: a timeout, a closed connection, Ctrl-C
-            try:
-                span.record_exception(exc)
-                _failed(span, ERROR, None, f"{type(exc).__name__}: {exc}",
-                        "timeout" if isinstance(exc, Timeout) else type(exc).__qualname__)
-            except Exception:
-                broken("record")
+        except BaseException as exc:  # an error answer, or none: a timeout, a closed connection, Ctrl-C
+            record(_send_failed, span, ERROR, exc)
             raise
         else:
             if method == "tools/call":
-                try:
-                    _tool_result(span, ERROR, result)
-                except Exception:
-                    broken("record")
+                record(_tool_result, span, ERROR, result)
             return result
         finally:
-            try:
-                if "mcp.protocol.version" not in attributes and type(result) is dict:  # (the answer to initialize)
-                    version = result.get("protocolVersion")
-                    if type(version) is str:
-                        span.set_attribute("mcp.protocol.version", _cut(version))
-                if "mcp.session.id" not in attributes:  # (Streamable HTTP: the answer to initialize brings it)
-                    session_id = getattr(session.transport, "session_id", None)
-                    if type(session_id) is str and session_id:
-                        span.set_attribute("mcp.session.id", session_digest(session_id))
-            except Exception:
-                broken("record")
+            record(_answer_said, span, attributes, result, session.transport)
             finish(span, token)
 
     def finish(span: Any, token: Any) -> None:
@@ -427,6 +379,53 @@ def _failed(span: Any, error: Any, code: Optional[int], description: str, kind: 
     else:
         span.set_attribute("error.type", kind)
     span.set_status(error, _cut(description, DESCRIPTION_LIMIT))
+
+
+def _answer_failed(span: Any, error: Any, exc: BaseException) -> None:
+    """Mark the span of a request this side answered whose handler raised ``exc``."""
+    if isinstance(exc, RPCError):  # an error answer: the handler's own, or -32603 for a crash
+        cause = exc.__cause__
+        if cause is not None and exc.code == INTERNAL_ERROR:  # (an unexpected exception, answered with a
+            span.record_exception(cause)                       # reference: the exception is the operator's)
+        _failed(span, error, exc.code, exc.message)
+        return
+    span.record_exception(exc)
+    if isinstance(exc, Exception):  # (dispatch answers it -32603)
+        _failed(span, error, INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+    elif isinstance(exc, SystemExit):  # (sys.exit() in a handler is answered -32603 too)
+        _failed(span, error, INTERNAL_ERROR, f"the handler called sys.exit({exc.code!r})")
+    else:  # (Ctrl-C is not answered)
+        _failed(span, error, None, type(exc).__name__, type(exc).__qualname__)
+
+
+def _send_failed(span: Any, error: Any, exc: BaseException) -> None:
+    """Mark the span of a request this side sent that got an error answer or none (``exc``)."""
+    if isinstance(exc, RPCError):
+        _failed(span, error, exc.code, exc.message)
+        return
+    span.record_exception(exc)
+    _failed(span, error, None, f"{type(exc).__name__}: {exc}",
+            "timeout" if isinstance(exc, Timeout) else type(exc).__qualname__)
+
+
+def _version_ran(span: Any, owner: Any) -> None:
+    """The protocol version of a request answered before it was known (``initialize``)."""
+    version = getattr(owner, "protocol_version", None)
+    if type(version) is str:
+        span.set_attribute("mcp.protocol.version", _cut(version))
+
+
+def _answer_said(span: Any, attributes: Dict[str, Any], result: Any, transport: Any) -> None:
+    """What the answer to a request sent told of the connection: the protocol version (the
+    answer to ``initialize``) and the Streamable HTTP session it brought."""
+    if "mcp.protocol.version" not in attributes and type(result) is dict:
+        version = result.get("protocolVersion")
+        if type(version) is str:
+            span.set_attribute("mcp.protocol.version", _cut(version))
+    if "mcp.session.id" not in attributes:
+        session_id = getattr(transport, "session_id", None)
+        if type(session_id) is str and session_id:
+            span.set_attribute("mcp.session.id", session_digest(session_id))
 
 
 def _tool_result(span: Any, error: Any, result: Any) -> None:
