@@ -117,6 +117,17 @@ def measure(command, calls, repeat, workdir):
     return {"cold": cold, "per_call": per_call}
 
 
+def measure_all(servers, calls, repeat, workdir):
+    """:func:`measure` each ``(name, command)`` of ``servers`` in turn, saying which on stderr:
+    ``(results, medians)``, each by name (medians: the median of each figure's runs)."""
+    results = {}
+    for name, command in servers:
+        print(f"  counting {name} ...", file=sys.stderr, flush=True)
+        results[name] = measure(command, calls, repeat, workdir)
+    medians = {name: {key: statistics.median(values) for key, values in r.items()} for name, r in results.items()}
+    return results, medians
+
+
 # -- reporting --------------------------------------------------------------------------
 
 
@@ -134,18 +145,15 @@ def main():
           f"CPython {sys.version.split()[0]}, {sys.executable}, in venvs without site-packages")
     callgrind.print_setup(trees, git_commit, " (copied into its venv's site-packages)")
 
-    results = {}
     workdir = tempfile.mkdtemp(prefix="minimcp-instructions-")
     try:
-        servers = [("floor", callgrind.make_venv(workdir, "floor"), "floor_server.py")]
-        servers += [(name, callgrind.make_venv(workdir, name, root), "minimcp_server.py") for name, root in trees]
-        for name, python, script in servers:
-            print(f"  counting {name} ...", file=sys.stderr, flush=True)
-            results[name] = measure([python, os.path.join(PARTS, script)], args.calls, args.repeat, workdir)
+        servers = [("floor", [callgrind.make_venv(workdir, "floor"), os.path.join(PARTS, "floor_server.py")])]
+        servers += [(name, [callgrind.make_venv(workdir, name, root), os.path.join(PARTS, "minimcp_server.py")])
+                    for name, root in trees]
+        results, medians = measure_all(servers, args.calls, args.repeat, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
-    medians = {name: {key: statistics.median(values) for key, values in r.items()} for name, r in results.items()}
     floor = medians["floor"]
     print()
     print(f"{'':<18}{'cold start':>12}{'x floor':>9}{'spread':>14}{'per call':>11}{'x floor':>9}{'spread':>14}")

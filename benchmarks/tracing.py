@@ -29,13 +29,12 @@ import argparse
 import importlib.metadata
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 
 import callgrind
-from instructions import measure
+from instructions import measure_all
 from trees import git_commit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -126,14 +125,10 @@ def main():
                 f.write(SERVER.format(setup=setup, provider=provider))
         servers = [("off", [plain, ECHO]), ("on, API only", [traced, scripts["api"]]),
                    ("on, SDK", [traced, scripts["sdk"]])]
-        results = {}
-        for name, command in servers:
-            print(f"  counting {name} ...", file=sys.stderr, flush=True)
-            results[name] = measure(command, args.calls, args.repeat, workdir)
+        results, medians = measure_all(servers, args.calls, args.repeat, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
-    medians = {name: {key: statistics.median(values) for key, values in r.items()} for name, r in results.items()}
     off = medians["off"]
     print()
     print(f"{'':<14}{'cold start':>12}{'spread':>14}{'per call':>11}{'spread':>14}{'x off':>8}{'+ per call':>12}")
