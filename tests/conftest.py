@@ -248,6 +248,40 @@ def ctrl_c():
         signal.signal(signal.SIGINT, previous)
 
 
+@contextlib.contextmanager
+def pressing_ctrl_c(after: threading.Event) -> Iterator[None]:
+    """Press Ctrl-C (SIGINT) in this thread once ``after`` is set, until it takes; one
+    KeyboardInterrupt however many presses (as tests/test_session.py does). Use it with the
+    ``ctrl_c`` fixture, which puts the old handler back."""
+    interrupted, stop = threading.Event(), threading.Event()
+
+    def on_ctrl_c(signum: int, frame: Any) -> None:
+        if not interrupted.is_set():
+            interrupted.set()
+            raise KeyboardInterrupt
+
+    def press() -> None:  # (never once the block ended: a call that did not wait is a failure to report, not to kill)
+        if not after.wait(20):
+            return
+        for _ in range(100):
+            if stop.is_set():
+                return
+            signal.pthread_kill(main, signal.SIGINT)
+            if interrupted.wait(0.1):
+                return
+
+    signal.signal(signal.SIGINT, on_ctrl_c)  # (the ctrl_c fixture puts the old handler back)
+    main = threading.get_ident()
+    presser = threading.Thread(target=press)
+    presser.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        after.set()
+        presser.join()
+
+
 class Wire:
     """A client middleware that keeps each request the client sends (method, params) and each
     answer it gets; ``answered`` is set when a ``tasks/get`` got its answer."""

@@ -17,7 +17,6 @@ Both run as this file: ``python test_client_tasks.py stateless`` or ``... core``
 import contextlib
 import json
 import os
-import signal
 import sys
 import threading
 import time
@@ -29,7 +28,7 @@ from minimcp import Context, ProtocolError, RPCError, Server, Timeout
 from minimcp.client.tasks import TaskCancelled
 from minimcp.server.tasks import TaskRunner, starts_task_later
 
-from conftest import Wire
+from conftest import Wire, pressing_ctrl_c
 
 HERE = os.path.abspath(__file__)
 PY = sys.executable
@@ -119,39 +118,6 @@ def stateless(transport: str, **handlers):
 def core(**handlers):
     """A client of the scripted 2025-11-25 server (:func:`serve_core_tasks`)."""
     return minimcp.connect([PY, HERE, "core"], timeout=20, **handlers)
-
-
-@contextlib.contextmanager
-def pressing_ctrl_c(after: threading.Event):
-    """Press Ctrl-C (SIGINT) in this thread once ``after`` is set, until it takes; one
-    KeyboardInterrupt however many presses (as tests/test_session.py does)."""
-    interrupted, stop = threading.Event(), threading.Event()
-
-    def on_ctrl_c(signum, frame):
-        if not interrupted.is_set():
-            interrupted.set()
-            raise KeyboardInterrupt
-
-    def press():  # (never once the block ended: a call that did not wait is a failure to report, not to kill)
-        if not after.wait(20):
-            return
-        for _ in range(100):
-            if stop.is_set():
-                return
-            signal.pthread_kill(main, signal.SIGINT)
-            if interrupted.wait(0.1):
-                return
-
-    signal.signal(signal.SIGINT, on_ctrl_c)  # (the ctrl_c fixture puts the old handler back)
-    main = threading.get_ident()
-    presser = threading.Thread(target=press)
-    presser.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        after.set()
-        presser.join()
 
 
 # -- 2026-07-28: minimcp's own server, the tasks extension ------------------------------------------

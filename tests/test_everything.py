@@ -7,14 +7,12 @@ or the npm registry cannot be reached.
 """
 
 import os
-import signal
-import threading
 
 import pytest
 
 import minimcp
 
-from conftest import TEST_CACHE, Wire, npm_package
+from conftest import TEST_CACHE, Wire, npm_package, pressing_ctrl_c
 
 #: The release the tests are written against (its tasks: simulate-research-query, issue 28).
 VERSION = "2026.8.31"
@@ -157,34 +155,10 @@ def test_timeout_cancels_the_task(everything):
 
 
 def test_ctrl_c_cancels_the_task(everything, ctrl_c):
-    wire, interrupted, stop = Wire(), threading.Event(), threading.Event()
-
-    def on_ctrl_c(signum, frame):  # one KeyboardInterrupt, however many presses
-        if not interrupted.is_set():
-            interrupted.set()
-            raise KeyboardInterrupt
-
-    def press_ctrl_c():  # once the task is being polled; again until it takes (see test_session)
-        if not wire.answered.wait(20):
-            return  # (the call never polled: the failure is reported, not a stray Ctrl-C)
-        for _ in range(100):
-            if stop.is_set():
-                return
-            signal.pthread_kill(main, signal.SIGINT)
-            if interrupted.wait(0.1):
-                return
-
-    signal.signal(signal.SIGINT, on_ctrl_c)  # (the ctrl_c fixture puts the old handler back)
-    main = threading.get_ident()
+    wire = Wire()
     with connect(everything, middleware=[wire]) as client:
-        interrupter = threading.Thread(target=press_ctrl_c)
-        interrupter.start()
-        try:
+        with pressing_ctrl_c(after=wire.answered):  # once the task is being polled; again until it takes
             with pytest.raises(KeyboardInterrupt):
                 client.call_tool(RESEARCH, {"topic": "interrupted"})
-        finally:
-            stop.set()
-            wire.answered.set()
-            interrupter.join()
         assert "tasks/cancel" in wire.methods()
         assert client.request("tasks/get", {"taskId": wire.task_id()})["status"] == "cancelled"
