@@ -37,7 +37,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing 
 if TYPE_CHECKING:  # annotations only: a stdio server starts without importing typing
     from typing import Any, Dict, List, Optional, Union
 
-from ..protocol.jsonrpc import json_form
+from ..protocol.jsonrpc import jsonable
 from ..protocol.versions import knows, knows_all
 
 
@@ -282,54 +282,6 @@ def block_for_version(block: Dict[str, Any], version: str) -> Dict[str, Any]:
 def to_json_text(value: Any) -> str:
     """The JSON text copy of structured content (readable: one line, spaces after separators)."""
     return json.dumps(value, ensure_ascii=False)
-
-
-def jsonable(value: Any) -> Any:
-    """Turn a value into plain JSON values, at any depth: dataclasses into objects, Enum
-    members into their values, tuples and sets into lists, and datetimes, UUIDs, Decimals,
-    paths and bytes into the strings :func:`~minimcp.protocol.jsonrpc.json_form` gives
-    (the forms the JSON Schema of their type hint declares: :mod:`minimcp.server.schema`).
-    A dict's keys become the text JSON gives them (``{uuid: 1}`` is keyed by the UUID's text,
-    ``{1: "a"}`` by ``"1"``, as ``json`` writes it).
-
-    Raises:
-        TypeError: an object has no JSON form (a socket, say): it is never dropped unsaid.
-        ValueError: a ``Decimal`` NaN or infinity.
-    """
-    kind = type(value)
-    if kind in (str, int, float, bool) or value is None:
-        return value
-    if kind is dict or isinstance(value, dict):  # (TypedDict instances are dicts; so are OrderedDicts)
-        return {k if type(k) is str else _key(k): jsonable(v) for k, v in value.items()}
-    if kind in (list, tuple, set, frozenset):
-        return [jsonable(v) for v in value]
-    if isinstance(value, (list, tuple)):  # a NamedTuple, a list subclass: arrays, as json writes them
-        return [jsonable(v) for v in value]
-    if isinstance(value, (str, int, float)) and not hasattr(kind, "__members__"):  # a str subclass (no Enum)
-        return value  # (json writes it as its base type)
-    return jsonable(json_form(value))  # a dataclass, an Enum member, a datetime ...: their JSON form
-
-
-def _key(key: Any) -> str:
-    """A dict key that is not a ``str``, as the text JSON keys it by: an Enum member by its value's,
-    a number, ``True`` or ``None`` as ``json`` writes them (``"1"``, ``"true"``, ``"null"``), a
-    date, UUID, path ... by its JSON form.
-
-    Raises:
-        TypeError: the key has no JSON text (a tuple, say).
-    """
-    for _ in range(3):  # (an Enum member's value may be a date, whose form is text: bounded all the same)
-        if isinstance(key, str) and not hasattr(type(key), "__members__"):
-            return str.__str__(key)
-        if key is None or key is True or key is False:
-            return json.dumps(key)
-        if isinstance(key, (int, float)) and not hasattr(type(key), "__members__"):
-            return json.dumps(int(key) if isinstance(key, int) else float(key))
-        if isinstance(key, (tuple, list, dict, set, frozenset)):
-            break
-        key = json_form(key)
-    raise TypeError(f"a dict key of type {type(key).__name__} has no JSON text: JSON keys are strings; "
-                    f"key the dict by str, int, float, bool, an Enum, a date, a UUID ...")
 
 
 def tool_result(value: Any, output_schema: Optional[Dict[str, Any]] = None, wrap: bool = False) -> Dict[str, Any]:
