@@ -184,6 +184,11 @@ def make_server() -> Server:
         return {ID: 1, WHEN.date(): 2, Shade.RED: 3, 4: 4, True: 5}
 
     @server.tool()
+    def per_day(counts: Dict[dt.date, int]) -> List[str]:
+        """The type and count of each key the function got."""
+        return [f"{type(day).__name__} {day.isoformat()}: {n}" for day, n in counts.items()]
+
+    @server.tool()
     def naive() -> Naive:
         return Naive(dt.datetime(2024, 5, 1, 9, 30), dt.time(9, 30), dt.date(2024, 5, 1))
 
@@ -381,6 +386,19 @@ def test_encode_writes_each_json_form():
     assert jsonable(params) == json.loads(line)["params"]["arguments"]  # the server's results: the same forms
     with pytest.raises(TypeError, match="Object of type Color is not JSON serializable"):
         jsonrpc.encode({"x": Color()})
+
+
+def test_a_dict_keyed_by_dates_uuids_or_enums_goes_out_keyed_by_their_text(client):
+    # json calls default= for values, never for keys: the encoder keys them as a server's result is.
+    arguments = {"per_day": {WHEN.date(): 3, ID: [WHEN.date()], Shade.RED: 1, 4: True}}
+    line = jsonrpc.encode(jsonrpc.Request(1, "tools/call", {"name": "t", "arguments": arguments}))
+    assert json.loads(line)["params"]["arguments"] == {"per_day": {"2024-05-01": 3, str(ID): ["2024-05-01"],
+                                                                   "red": 1, "4": True}}
+    with pytest.raises(TypeError, match="a dict key of type tuple has no JSON text"):
+        jsonrpc.encode({"x": {(1, 2): 3}})
+    result = client.call_tool("per_day", {"counts": {WHEN.date(): 3}})  # the server reads the date keys back
+    assert not result.is_error, result.text
+    assert result.structured == {"result": ["date 2024-05-01: 3"]}
 
 
 def test_encode_is_unchanged_for_plain_json():

@@ -376,7 +376,8 @@ def encode(message: Union[Message, List[Message], Dict[str, Any]]) -> bytes:
     no trailing newline.
 
     Objects ``json`` does not know go out in their JSON form (:func:`json_form`): a
-    ``datetime`` argument as ISO 8601 text, ``bytes`` as base64.
+    ``datetime`` argument as ISO 8601 text, ``bytes`` as base64; a dict keyed by them is keyed
+    by that text (:func:`jsonable`).
 
     Raises:
         ValueError: the message holds a value JSON cannot carry (NaN, infinity), or is circular.
@@ -392,6 +393,11 @@ def encode(message: Union[Message, List[Message], Dict[str, Any]]) -> bytes:
         text = _encoder.encode(obj) if _c_encode is None else "".join(_c_encode(obj, 0))
     except RecursionError:  # (with no markers, a cycle nests until the interpreter's limit)
         raise ValueError("the message is circular, or nested deeper than the recursion limit") from None
+    except TypeError as exc:  # json calls default= for values only: a dict keyed by dates, UUIDs, Enums ...
+        if not str(exc).startswith("keys must be"):
+            raise
+        obj = jsonable(obj)  # (keyed by their JSON text, as a server's result is; a tuple key still fails)
+        text = _encoder.encode(obj) if _c_encode is None else "".join(_c_encode(obj, 0))
     # U+2028/U+2029/U+0085 are line breaks to str.splitlines(); inside JSON
     # they can only be in strings, where the \u escape means the same.
     if "\u2028" in text or "\u2029" in text or "\x85" in text:
