@@ -151,6 +151,47 @@ def test_progress_reaches_the_callback_and_can_extend_the_timeout(pair):
     assert reports == [(i, 6, f"step {i}") for i in range(1, 7)]
 
 
+def test_a_paused_timeout_waits_while_we_answer_the_peers_question_and_restarts_after(pair):
+    """Session.timeout_paused: a request's clock waits while this side answers the peer's question
+    about it (a person at an elicitation), then runs its whole timeout again."""
+    a, b = pair
+    person = threading.Event()  # set at the end: till then, waiting on it is a person slower than the timeout
+    pausing = {}  # the id of the request a's question handler pauses (None: it pauses nothing)
+
+    def question(params, ctx):
+        request_id = pausing.get("id")
+        if request_id is None:
+            person.wait(0.6)
+        else:
+            with a.timeout_paused(request_id):
+                person.wait(0.6)
+        return {"name": "Ada"}
+
+    def job(params, ctx):
+        answer = b.request("question", timeout=10)
+        if params.get("then_hang"):
+            ctx.cancelled.wait(10)
+        return {"got": answer}
+
+    a.handlers["question"] = question
+    b.handlers["job"] = job
+    pausing["id"] = request_id = a.new_request_id()
+    assert a.request("job", timeout=0.4, request_id=request_id) == {"got": {"name": "Ada"}}
+
+    pausing["id"] = request_id = a.new_request_id()  # after the pause, the whole timeout once more
+    started = time.monotonic()
+    with pytest.raises(Timeout):
+        a.request("job", {"then_hang": True}, timeout=0.4, request_id=request_id)
+    assert time.monotonic() - started >= 0.6 + 0.4
+
+    pausing["id"] = None  # not paused: the person's 0.6 s outlast the request's timeout
+    with pytest.raises(Timeout):
+        a.request("job", timeout=0.4)
+    person.set()  # (the person answers at last: b's handler ends before the sessions close)
+    with a.timeout_paused(12345):  # an unknown id: nothing to pause
+        pass
+
+
 def test_report_progress_without_a_token_sends_nothing(pair):
     a, b = pair
     b.handlers["quiet"] = lambda params, ctx: (ctx.report_progress(1, 2), {"token": ctx.progress_token})[1]

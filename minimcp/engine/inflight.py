@@ -294,8 +294,8 @@ class _Pending:
     request is made and released by whoever completes it, is the whole hand-off.
     """
 
-    __slots__ = ("method", "on_progress", "last_progress", "cancellable", "mark", "unanswered", "_done",
-                 "_result", "_error")
+    __slots__ = ("method", "on_progress", "last_progress", "cancellable", "mark", "unanswered", "paused",
+                 "resumed", "_done", "_result", "_error")
 
     def __init__(self, method: str, on_progress: Optional[ProgressCallback], cancellable: bool = True) -> None:
         self.method: str = method
@@ -305,6 +305,10 @@ class _Pending:
         #: When its answer was read with notifications still queued ahead of it: how many
         #: callbacks the dispatcher must have run before the caller may go on (else None).
         self.mark: Optional[int] = None
+        #: How many of the peer's questions about this request we are answering now (while one
+        #: is, its clock waits: :meth:`Outgoing.pause`), and when the last of them ended.
+        self.paused: int = 0
+        self.resumed: Optional[float] = None
         self._result: Any = None
         self._error: Optional[BaseException] = None
         self._done = threading.Lock()
@@ -337,7 +341,8 @@ class _Pending:
 
         Each progress report restarts the ``timeout`` clock, up to ``max_timeout``
         seconds in all, when that is given. The clocks run from ``started``
-        (a ``time.monotonic()``; by default, now).
+        (a ``time.monotonic()``; by default, now). While the request is paused
+        (:meth:`Outgoing.pause`) the clock waits, and it restarts when the pause ends.
 
         Raises:
             NoAnswer: no answer in time (the caller gives up on it).
@@ -348,10 +353,14 @@ class _Pending:
                 started = time.monotonic()
             deadline = started + timeout
             while not done.acquire(True, max(0.0, deadline - time.monotonic())):
-                if max_timeout is None or self.last_progress is None:
-                    raise NoAnswer()
-                extended = min(self.last_progress + timeout, started + max_timeout)
-                if extended <= time.monotonic():
+                now = time.monotonic()
+                if self.paused:  # we are answering the peer's question about it: not the peer's delay
+                    deadline = now + timeout
+                    continue
+                extended = 0.0 if self.resumed is None else self.resumed + timeout
+                if max_timeout is not None and self.last_progress is not None:
+                    extended = max(extended, min(self.last_progress + timeout, started + max_timeout))
+                if extended <= now:
                     raise NoAnswer()
                 deadline = extended
             done.release()  # (it stays complete)
@@ -403,6 +412,18 @@ class Outgoing:
     def get(self, request_id: Any) -> Optional[_Pending]:
         """The record of a request still waiting, or None (for any id the peer names, even a bad one)."""
         return self.pending.get(request_id) if type(request_id) in (int, str) else None
+
+    def pause(self, request_id: Any, paused: bool) -> None:
+        """Pause the clock of a request still waiting (``paused`` True), or restart it (False):
+        see :meth:`Session.timeout_paused`. Unknown ids are ignored."""
+        with self._lock:
+            pending = self.get(request_id)
+            if pending is not None:
+                if paused:
+                    pending.paused += 1
+                elif pending.paused:
+                    pending.paused -= 1
+                    pending.resumed = time.monotonic()
 
     def still_waiting(self, requests: List[Tuple[Any, _Pending]]) -> List[Tuple[Any, _Pending]]:
         """Those of ``(request_id, record)`` that still wait for their answer."""

@@ -17,6 +17,7 @@ request fails at once with ConnectionClosed), are drawn in ARCHITECTURE.md.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
@@ -32,7 +33,7 @@ from .transport import Failed
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:
     from logging import Logger
-    from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Tuple, Type
+    from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Tuple, Type
 
     from .inflight import ProgressCallback
     from .middleware import Middleware, OutgoingRequest
@@ -630,6 +631,22 @@ class Session:
     def new_request_id(self) -> int:
         """An id for a request to send later with ``request(..., request_id=...)``."""
         return self._outgoing.new_id()
+
+    @contextlib.contextmanager
+    def timeout_paused(self, request_id: int) -> Iterator[None]:
+        """Pause the timeout of a request another thread sent while this block runs: its clock
+        waits, and restarts (the whole timeout again) when the block ends.
+
+        For a request whose answer waits on a question the peer asked us about it: a person
+        answering an elicitation, a sampling round (spec basic/lifecycle "Timeouts": the
+        timeout bounds the peer, not us). A proxy pauses the request it forwarded while its own
+        caller answers the upstream server's question. Unknown or answered ids are ignored.
+        """
+        self._outgoing.pause(request_id, True)
+        try:
+            yield
+        finally:
+            self._outgoing.pause(request_id, False)
 
     def cancel(self, request_id: int, reason: str = "cancelled") -> None:
         """Stop waiting for a request another thread sent: it fails with ``ConnectionClosed``
