@@ -364,6 +364,25 @@ def test_an_upstream_that_crashes_mid_call_fails_that_call_and_is_restarted_on_t
         assert starts.read_text().count("start") == 2
 
 
+def test_a_person_slower_than_the_call_timeout_still_answers_an_upstream_elicitation():
+    # The forwarded call's clock waits while the caller answers the upstream server's question:
+    # the upstream waits on the caller then, not the other way round (Session.timeout_paused).
+    person = threading.Event()  # set at the end: till then, waiting on it is a person taking 0.8 s
+
+    def slow_person(params):
+        person.wait(0.8)
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    proxy = ProxyServer("gateway", call_timeout=0.4)
+    proxy.mount("up", feature_server("up"), protocol="2025-11-25")
+    with proxy, minimcp.connect("memory", server=proxy, protocol="2025-11-25",
+                                elicitation_handler=slow_person) as client:
+        started = time.monotonic()
+        assert client.call_tool("up__ask_user").text == "user said Ada"
+        assert time.monotonic() - started >= 0.8
+        person.set()
+
+
 # -- after review: whose question is it ---------------------------------------------------------------
 
 
