@@ -163,7 +163,7 @@ def test_a_paused_timeout_waits_while_we_answer_the_peers_question_and_restarts_
         if request_id is None:
             person.wait(0.6)
         else:
-            with a.timeout_paused(request_id):
+            with a.timeout_paused() if request_id == "all" else a.timeout_paused(request_id):
                 person.wait(0.6)
         return {"name": "Ada"}
 
@@ -177,6 +177,8 @@ def test_a_paused_timeout_waits_while_we_answer_the_peers_question_and_restarts_
     b.handlers["job"] = job
     pausing["id"] = request_id = a.new_request_id()
     assert a.request("job", timeout=0.4, request_id=request_id) == {"got": {"name": "Ada"}}
+    pausing["id"] = "all"  # none named: every request waiting now
+    assert a.request("job", timeout=0.4) == {"got": {"name": "Ada"}}
 
     pausing["id"] = request_id = a.new_request_id()  # after the pause, the whole timeout once more
     started = time.monotonic()

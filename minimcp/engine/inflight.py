@@ -413,17 +413,26 @@ class Outgoing:
         """The record of a request still waiting, or None (for any id the peer names, even a bad one)."""
         return self.pending.get(request_id) if type(request_id) in (int, str) else None
 
-    def pause(self, request_id: Any, paused: bool) -> None:
-        """Pause the clock of a request still waiting (``paused`` True), or restart it (False):
-        see :meth:`Session.timeout_paused`. Unknown ids are ignored."""
+    def pause(self, request_ids: Tuple[Any, ...]) -> List[_Pending]:
+        """Pause the clocks of the requests ``request_ids`` that still wait (none named: of every
+        request waiting now); return their records, for :meth:`resume`. Unknown ids are ignored.
+        See :meth:`Session.timeout_paused`."""
         with self._lock:
-            pending = self.get(request_id)
-            if pending is not None:
-                if paused:
-                    pending.paused += 1
-                elif pending.paused:
-                    pending.paused -= 1
-                    pending.resumed = time.monotonic()
+            if request_ids:
+                records = [record for record in map(self.get, request_ids) if record is not None]
+            else:
+                records = list(self.pending.values())
+            for record in records:
+                record.paused += 1
+        return records
+
+    def resume(self, records: List[_Pending]) -> None:
+        """Restart the clocks :meth:`pause` paused: each has its whole timeout again."""
+        with self._lock:
+            now = time.monotonic()
+            for record in records:
+                record.paused -= 1
+                record.resumed = now
 
     def still_waiting(self, requests: List[Tuple[Any, _Pending]]) -> List[Tuple[Any, _Pending]]:
         """Those of ``(request_id, record)`` that still wait for their answer."""

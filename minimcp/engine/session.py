@@ -633,20 +633,21 @@ class Session:
         return self._outgoing.new_id()
 
     @contextlib.contextmanager
-    def timeout_paused(self, request_id: int) -> Iterator[None]:
-        """Pause the timeout of a request another thread sent while this block runs: its clock
-        waits, and restarts (the whole timeout again) when the block ends.
+    def timeout_paused(self, *request_ids: int) -> Iterator[None]:
+        """Pause the timeouts of requests other threads sent while this block runs (none named:
+        of every request waiting now): their clocks wait, and restart (the whole timeout again)
+        when the block ends.
 
-        For a request whose answer waits on a question the peer asked us about it: a person
+        For requests whose answers wait on a question the peer asked us about them: a person
         answering an elicitation, a sampling round (spec basic/lifecycle "Timeouts": the
-        timeout bounds the peer, not us). A proxy pauses the request it forwarded while its own
+        timeout bounds the peer, not us). A proxy pauses what it forwarded while its own
         caller answers the upstream server's question. Unknown or answered ids are ignored.
         """
-        self._outgoing.pause(request_id, True)
+        paused = self._outgoing.pause(request_ids)
         try:
             yield
         finally:
-            self._outgoing.pause(request_id, False)
+            self._outgoing.resume(paused)
 
     def cancel(self, request_id: int, reason: str = "cancelled") -> None:
         """Stop waiting for a request another thread sent: it fails with ``ConnectionClosed``

@@ -501,13 +501,14 @@ class _Relay:
         if missing is not None:
             return _refused(method, missing, ctx)
         timeout = 600.0 if method == "elicitation/create" else None  # a person may take a while
-        client, request_id = self.link.client, self.request_id
-        if client is None or request_id is None:
+        client = self.link.client
+        if client is None:
             answer: Dict[str, Any] = ctx.connection.request(method, params, timeout, ctx.request_id)
             return answer
-        # The forwarded request's clock waits meanwhile: the upstream server is waiting on our
-        # caller, not the other way round (the caller's own timeout still bounds the whole call).
-        with client.session.timeout_paused(request_id):
+        # The clocks of what the connection forwarded wait meanwhile (it is lent to this caller
+        # alone: all it has in flight is the caller's, a task's tasks/result included): the
+        # upstream server waits on our caller, whose own timeout still bounds the whole call.
+        with client.session.timeout_paused():
             answer = ctx.connection.request(method, params, timeout, ctx.request_id)
         return answer
 
