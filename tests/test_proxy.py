@@ -18,7 +18,7 @@ from minimcp.integrations.proxy import UPSTREAM_STATE, ProxyServer, describe, ur
 from minimcp.server.context import Context
 from minimcp.server.http.wsgiserver import BackgroundServer
 
-from conftest import PY, ROOT, TEST_CACHE, free_port, npm_package, wait_until_listening
+from conftest import PY, ROOT, TEST_CACHE, Wire, free_port, npm_package, wait_until_listening
 
 # (the upstream test servers log with ctx.log(), which 2026-07-28 deprecates: said once, not the point here)
 pytestmark = pytest.mark.filterwarnings("ignore:ctx.log.*logging is deprecated:DeprecationWarning")
@@ -1278,6 +1278,35 @@ def test_the_official_client_reaches_every_feature_of_three_servers_through_the_
                                 "sdk__review": "Please review: x = 1", "mini__greet": "Hello Zoe"}
     assert "Engineering" in seen["completion_prompt"]
     assert seen["completion_template"] == ["apple", "apricot"]
+
+
+@pytest.mark.parametrize("era", ["2025-11-25", "auto"])
+def test_a_tool_server_everything_runs_only_as_a_task_is_a_plain_call_through_the_proxy(everything, era):  # noqa: F811
+    # simulate-research-query has taskSupport "required" (spec 2025-11-25 tasks): the proxy calls
+    # it as a task and follows it; the caller gets the result, the task's status messages as
+    # progress, and the task's question. (A 2026-07-28 caller is asked first: the proxy stops
+    # the task, answers input_required, and runs the tool again with the answer.)
+    asked, progress, wire = [], [], Wire()
+
+    def clarify(params):
+        asked.append(params)
+        return {"action": "accept", "content": {"interpretation": "snake"}}
+
+    proxy = ProxyServer("gateway")
+    proxy.mount("every", everything, on_stderr=lambda line: None, middleware=[wire])
+    with proxy, minimcp.connect("memory", server=proxy, protocol=era, elicitation_handler=clarify) as client:
+        assert "execution" not in next(tool.raw for tool in client.list_tools()
+                                       if tool.name == "every__simulate-research-query")
+        result = client.call_tool("every__simulate-research-query", {"topic": "python", "ambiguous": True},
+                                  on_progress=lambda *report: progress.append(report))
+        assert not result.is_error and "# Research Report: python (snake)" in result.text
+        assert len(asked) == 1 and "interpretations" in json.dumps(asked[0])
+        assert progress and progress[0][2] == "Gathering sources..."
+        assert wire.calls()[0]["task"] == {}  # asked upstream as a task
+        if era == "2025-11-25":  # the caller gives up: the task is cancelled upstream
+            with pytest.raises(minimcp.Timeout):
+                client.call_tool("every__simulate-research-query", {"topic": "slow"}, timeout=1.0)
+            wait_for(lambda: "tasks/cancel" in wire.methods(), 20)
 
 
 def test_the_inspector_cli_drives_the_proxy(gateway, inspector):

@@ -68,9 +68,11 @@ import time
 from itertools import islice
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
+from ..client import tasks
 from ..client.client import Client
+from ..client.tasks import TaskHandle
 from ..engine.threads import WorkerPool, join, start_thread
-from ..errors import ConnectionClosed, MCPError, RPCError, Timeout
+from ..errors import ConnectionClosed, MCPError, RPCError, TaskCancelled, Timeout
 from ..logs import get_logger, reference
 from ..protocol.apps import EXTENSION as APPS_EXTENSION
 from ..protocol.apps import LEGACY_RESOURCE_URI as APPS_LEGACY_RESOURCE_URI
@@ -464,6 +466,15 @@ class _Relay:
         self.wanted: Optional[Dict[str, Any]] = None
         self.cancelled: bool = False
         self.telling: bool = False  # the server was told the roots changed and is expected to ask
+        #: The upstream task the call became (a 2025-11-25 tool that requires one), while followed.
+        self.task: Optional[TaskHandle] = None
+        self._task_cancelled = False
+
+    def following(self, task: TaskHandle) -> None:
+        """The upstream server made the call a task: a cancel from here on cancels the task."""
+        self.task = task
+        if self.cancelled:
+            self.cancel_upstream("the proxy's caller cancelled its request")
 
     def cancel_upstream(self, reason: str) -> None:
         """Cancel the upstream request in flight, if one is (again and again is harmless: an id
@@ -471,6 +482,12 @@ class _Relay:
         client, request_id = self.link.client, self.request_id
         if client is not None and request_id is not None and not self.answered:
             client.session.cancel(request_id, reason)
+        task = self.task
+        if task is not None and not task.done and not self._task_cancelled:  # (once: tasks/cancel off
+            self._task_cancelled = True                                       # this thread, a request)
+            background = self.link.mount.proxy._background
+            if not background.submit(lambda: tasks.cancel_quietly(task)):
+                tasks.cancel_quietly(task)
 
     def ask(self, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
         """Ask the caller: at once in the handshake era; in 2026-07-28 from the answers it brought,
@@ -1093,6 +1110,8 @@ class Mount:
         if relay.cancelled or relay.ctx.is_cancelled:  # (between two rounds, say: nothing more is sent)
             relay.answered = True
             raise _Cancelled("the proxy's caller cancelled its request")
+        if method == "tools/call" and client.server_capabilities.get("tasks") is not None:
+            return self._task_call(relay, client, params)
         try:
             # Progress restarts the clock (up to max_call_timeout), so a long tool that reports is not cut.
             result = client.session.request(method, params, timeout=self.proxy.call_timeout,
@@ -1103,6 +1122,33 @@ class Mount:
             raise
         relay.answered = True
         return result
+
+    def _task_call(self, relay: _Relay, client: Client, params: Dict[str, Any]) -> Any:
+        """``tools/call`` to a 2025-11-25 upstream that runs tools as tasks: as the client's own
+        ``call_tool()`` does it, so a tool that requires a task is called as one and followed to its
+        end (its progress and its questions reach the caller as a plain call's do; the caller's
+        cancel cancels the task). The caller gets the plain result it asked for: the proxy lists
+        no tool as a task (spec 2025-11-25 basic/utilities/tasks)."""
+        def send(method: str, sent: Dict[str, Any], timeout: Optional[float] = None,
+                 on_progress: Any = None, max_timeout: Optional[float] = None) -> Any:
+            return client.session.request(method, sent, timeout=timeout, on_progress=on_progress,
+                                          max_timeout=max_timeout, request_id=relay.request_id)
+
+        try:
+            outcome = tasks.call_tool(client, params, self.proxy.call_timeout, self._progress(relay.ctx),
+                                      self.proxy.max_call_timeout, send=send, on_task=relay.following)
+        except (TaskCancelled, RPCError) as exc:
+            if relay.wanted is not None or relay.cancelled or relay.ctx.is_cancelled:
+                # The proxy stopped it (to ask a 2026-07-28 caller first, or for the caller's cancel):
+                # what the task came to is no answer; forward() says what happened instead.
+                raise ConnectionClosed("the upstream task was stopped by the proxy") from None
+            relay.answered = True
+            if isinstance(exc, TaskCancelled):
+                raise RPCError(INTERNAL_ERROR, f"the upstream server {self.label!r} cancelled the task running "
+                                               f"the tool") from None
+            raise
+        relay.answered = True
+        return outcome.raw
 
     def _rounds(self, relay: _Relay, method: str, params: Dict[str, Any]) -> Any:
         """A 2026-07-28 upstream: the request with ``_meta`` (the caller's capabilities and log
