@@ -151,12 +151,12 @@ def test_progress_reaches_the_callback_and_can_extend_the_timeout(pair):
     assert reports == [(i, 6, f"step {i}") for i in range(1, 7)]
 
 
-def test_a_paused_timeout_waits_while_we_answer_the_peers_question_and_restarts_after(pair):
-    """Session.timeout_paused: a request's clock waits while this side answers the peer's question
-    about it (a person at an elicitation), then runs its whole timeout again."""
+def test_a_paused_timeout_stops_while_we_answer_the_peers_question_and_goes_on_after(pair):
+    """Session.timeout_paused: a request's clock stops while this side answers the peer's
+    question about it (a person at an elicitation), and goes on from there after."""
     a, b = pair
     person = threading.Event()  # set at the end: till then, waiting on it is a person slower than the timeout
-    pausing = {}  # the id of the request a's question handler pauses (None: it pauses nothing)
+    pausing = {}  # the id of the request a's question handler pauses ("all": every one; None: none)
 
     def question(params, ctx):
         request_id = pausing.get("id")
@@ -180,7 +180,7 @@ def test_a_paused_timeout_waits_while_we_answer_the_peers_question_and_restarts_
     pausing["id"] = "all"  # none named: every request waiting now
     assert a.request("job", timeout=0.4) == {"got": {"name": "Ada"}}
 
-    pausing["id"] = request_id = a.new_request_id()  # after the pause, the whole timeout once more
+    pausing["id"] = request_id = a.new_request_id()  # after the pause, the rest of its time
     started = time.monotonic()
     with pytest.raises(Timeout):
         a.request("job", {"then_hang": True}, timeout=0.4, request_id=request_id)
@@ -192,6 +192,47 @@ def test_a_paused_timeout_waits_while_we_answer_the_peers_question_and_restarts_
     person.set()  # (the person answers at last: b's handler ends before the sessions close)
     with a.timeout_paused(12345):  # an unknown id: nothing to pause
         pass
+
+
+def test_a_pause_of_every_request_covers_those_sent_during_it_and_max_timeout_bounds_it(pair):
+    a, b = pair
+    arrived, gate = threading.Event(), threading.Event()
+
+    def slow(params, ctx):
+        arrived.set()
+        gate.wait(10)
+        return {"ok": True}
+
+    b.handlers["slow"] = slow
+    answers = []
+    with a.timeout_paused():  # (none in flight yet: the request below is sent during the pause)
+        sender = threading.Thread(target=lambda: answers.append(a.request("slow", timeout=0.5)))
+        sender.start()
+        assert arrived.wait(5)
+        threading.Event().wait(0.8)  # the pause outlasts the request's timeout
+    gate.set()
+    sender.join(10)
+    assert answers == [{"ok": True}]
+
+    arrived.clear()
+    gate.clear()
+    request_id = a.new_request_id()
+    failed = []
+
+    def bounded():
+        try:
+            a.request("slow", timeout=0.3, max_timeout=0.6, request_id=request_id)
+        except Timeout as exc:
+            failed.append(exc)
+
+    sender = threading.Thread(target=bounded)
+    started = time.monotonic()
+    sender.start()
+    assert arrived.wait(5)
+    with a.timeout_paused(request_id):  # a pause longer than max_timeout: max_timeout ends it
+        sender.join(10)
+    assert failed and time.monotonic() - started < 5
+    gate.set()
 
 
 def test_report_progress_without_a_token_sends_nothing(pair):

@@ -286,6 +286,39 @@ class NoAnswer(Exception):
     """:meth:`_Pending.wait` ran out of time (the caller gives up on the request)."""
 
 
+class _PauseClock:
+    """The pauses of one request's clock: how many are on now, since when, and how long the
+    ended ones lasted in all (changed under :class:`Outgoing`'s lock only)."""
+
+    __slots__ = ("count", "since", "total")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.since = 0.0
+        self.total = 0.0
+
+    def start(self, now: float) -> None:
+        if not self.count:
+            self.since = now
+        self.count += 1
+
+    def stop(self, now: float) -> None:
+        if self.count == 1:
+            self.total += now - self.since  # (first: a waiter that sees count 0 sees the new total)
+        self.count -= 1
+
+
+class Pause:
+    """What :meth:`Outgoing.pause` paused, for :meth:`Outgoing.resume`: the records, and whether
+    it pauses every request (then also those opened while it lasts)."""
+
+    __slots__ = ("records", "every")
+
+    def __init__(self, records: List[_Pending], every: bool) -> None:
+        self.records: List[_Pending] = records
+        self.every: bool = every
+
+
 class _Pending:
     """One outgoing request waiting for its answer: its result or error, once.
 
@@ -294,8 +327,8 @@ class _Pending:
     request is made and released by whoever completes it, is the whole hand-off.
     """
 
-    __slots__ = ("method", "on_progress", "last_progress", "cancellable", "mark", "unanswered", "paused",
-                 "resumed", "_done", "_result", "_error")
+    __slots__ = ("method", "on_progress", "last_progress", "cancellable", "mark", "unanswered", "pause",
+                 "_done", "_result", "_error")
 
     def __init__(self, method: str, on_progress: Optional[ProgressCallback], cancellable: bool = True) -> None:
         self.method: str = method
@@ -305,10 +338,9 @@ class _Pending:
         #: When its answer was read with notifications still queued ahead of it: how many
         #: callbacks the dispatcher must have run before the caller may go on (else None).
         self.mark: Optional[int] = None
-        #: How many of the peer's questions about this request we are answering now (while one
-        #: is, its clock waits: :meth:`Outgoing.pause`), and when the last of them ended.
-        self.paused: int = 0
-        self.resumed: Optional[float] = None
+        #: Its clock's pauses while we answer the peer's questions about it (:meth:`Outgoing.pause`);
+        #: None until it is first paused.
+        self.pause: Optional[_PauseClock] = None
         self._result: Any = None
         self._error: Optional[BaseException] = None
         self._done = threading.Lock()
@@ -342,7 +374,8 @@ class _Pending:
         Each progress report restarts the ``timeout`` clock, up to ``max_timeout``
         seconds in all, when that is given. The clocks run from ``started``
         (a ``time.monotonic()``; by default, now). While the request is paused
-        (:meth:`Outgoing.pause`) the clock waits, and it restarts when the pause ends.
+        (:meth:`Outgoing.pause`) its clock stops, and goes on from there when the pause
+        ends; ``max_timeout``, when given, bounds the pauses too.
 
         Raises:
             NoAnswer: no answer in time (the caller gives up on it).
@@ -351,15 +384,18 @@ class _Pending:
         if done.locked():  # not in yet (a stdio caller that read its own answer skips the clocks)
             if started is None:
                 started = time.monotonic()
+            limit = None if max_timeout is None else started + max_timeout
             deadline = started + timeout
             while not done.acquire(True, max(0.0, deadline - time.monotonic())):
-                now = time.monotonic()
-                if self.paused:  # we are answering the peer's question about it: not the peer's delay
-                    deadline = now + timeout
+                now, pause = time.monotonic(), self.pause
+                if pause is not None and pause.count and (limit is None or now < limit):
+                    deadline = now + timeout if limit is None else min(now + timeout, limit)  # (look again then)
                     continue
-                extended = 0.0 if self.resumed is None else self.resumed + timeout
-                if max_timeout is not None and self.last_progress is not None:
-                    extended = max(extended, min(self.last_progress + timeout, started + max_timeout))
+                extended = started + timeout + (0.0 if pause is None else pause.total)
+                if limit is not None:
+                    if self.last_progress is not None:
+                        extended = max(extended, self.last_progress + timeout)
+                    extended = min(extended, limit)
                 if extended <= now:
                     raise NoAnswer()
                 deadline = extended
@@ -367,6 +403,14 @@ class _Pending:
         if self._error is not None:
             raise self._error
         return self._result
+
+
+def _paused(record: _Pending, now: float) -> None:
+    """Stop a request's clock once more (under :class:`Outgoing`'s lock)."""
+    clock = record.pause
+    if clock is None:
+        clock = record.pause = _PauseClock()
+    clock.start(now)
 
 
 class Outgoing:
@@ -384,6 +428,7 @@ class Outgoing:
         self._refusing = False
         #: Why the connection ended (set once, by :meth:`close`); None while it is open.
         self.closed_error: Optional[ConnectionClosed] = None
+        self._pauses: List[Pause] = []  # pauses of every request, now on (:meth:`pause`)
 
     def __len__(self) -> int:
         return len(self.pending)
@@ -407,32 +452,44 @@ class Outgoing:
             if request_id is None:
                 request_id = next(self._ids)
             self.pending[request_id] = pending
+            if self._pauses:  # (sent while every request is paused: paused with them)
+                now = time.monotonic()
+                for pause in self._pauses:
+                    _paused(pending, now)
+                    pause.records.append(pending)
         return request_id, pending
 
     def get(self, request_id: Any) -> Optional[_Pending]:
         """The record of a request still waiting, or None (for any id the peer names, even a bad one)."""
         return self.pending.get(request_id) if type(request_id) in (int, str) else None
 
-    def pause(self, request_ids: Tuple[Any, ...]) -> List[_Pending]:
-        """Pause the clocks of the requests ``request_ids`` that still wait (none named: of every
-        request waiting now); return their records, for :meth:`resume`. Unknown ids are ignored.
-        See :meth:`Session.timeout_paused`."""
+    def pause(self, request_ids: Tuple[Any, ...]) -> Pause:
+        """Stop the clocks of the requests ``request_ids`` that still wait (none named: of every
+        request waiting now, and of those opened until :meth:`resume`). Unknown ids are
+        ignored. See :meth:`Session.timeout_paused`."""
+        now = time.monotonic()
         with self._lock:
             if request_ids:
                 records = [record for record in map(self.get, request_ids) if record is not None]
             else:
                 records = list(self.pending.values())
+            pause = Pause(records, not request_ids)
             for record in records:
-                record.paused += 1
-        return records
+                _paused(record, now)
+            if pause.every:
+                self._pauses.append(pause)
+        return pause
 
-    def resume(self, records: List[_Pending]) -> None:
-        """Restart the clocks :meth:`pause` paused: each has its whole timeout again."""
+    def resume(self, pause: Pause) -> None:
+        """Start the clocks :meth:`pause` stopped again, each from where it stopped."""
+        now = time.monotonic()
         with self._lock:
-            now = time.monotonic()
-            for record in records:
-                record.paused -= 1
-                record.resumed = now
+            if pause.every:
+                self._pauses.remove(pause)
+            for record in pause.records:
+                clock = record.pause
+                if clock is not None:
+                    clock.stop(now)
 
     def still_waiting(self, requests: List[Tuple[Any, _Pending]]) -> List[Tuple[Any, _Pending]]:
         """Those of ``(request_id, record)`` that still wait for their answer."""

@@ -634,20 +634,21 @@ class Session:
 
     @contextlib.contextmanager
     def timeout_paused(self, *request_ids: int) -> Iterator[None]:
-        """Pause the timeouts of requests other threads sent while this block runs (none named:
-        of every request waiting now): their clocks wait, and restart (the whole timeout again)
-        when the block ends.
+        """Stop the timeout clocks of requests other threads sent while this block runs (none
+        named: of every request waiting now, and of those sent until the block ends); when it
+        ends, each goes on from where it stopped. A request's ``max_timeout``, when given,
+        bounds the pauses too.
 
         For requests whose answers wait on a question the peer asked us about them: a person
         answering an elicitation, a sampling round (spec basic/lifecycle "Timeouts": the
         timeout bounds the peer, not us). A proxy pauses what it forwarded while its own
         caller answers the upstream server's question. Unknown or answered ids are ignored.
         """
-        paused = self._outgoing.pause(request_ids)
+        pause = self._outgoing.pause(request_ids)
         try:
             yield
         finally:
-            self._outgoing.resume(paused)
+            self._outgoing.resume(pause)
 
     def cancel(self, request_id: int, reason: str = "cancelled") -> None:
         """Stop waiting for a request another thread sent: it fails with ``ConnectionClosed``
