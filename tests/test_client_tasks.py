@@ -284,8 +284,8 @@ def test_core_ctrl_c_cancels_the_task(ctrl_c):
 
 #: name -> its execution.taskSupport (None: not said, so "forbidden")
 CORE_TOOLS = {"steps": "required", "ticks": "required", "fails": "required", "errs": "required",
-              "stalls": "required", "garbage": "required", "nameless": "optional", "maybe": "optional",
-              "never": None}
+              "stalls": "required", "garbage": "required", "asks": "required", "nameless": "optional",
+              "maybe": "optional", "never": None}
 
 
 def serve_core_tasks() -> None:  # pragma: no cover (a child process)
@@ -322,6 +322,16 @@ def serve_core_tasks() -> None:  # pragma: no cover (a child process)
     def cancelled(task_id):
         return tasks[task_id]["task"]["status"] == "cancelled"
 
+    questions = {}  # the id of a request this server sent -> [answered, the answer message]
+
+    def ask(task_id, method, params):
+        question_id = f"q-{len(questions) + 1}"
+        entry = questions[question_id] = [threading.Event(), None]
+        meta = {"io.modelcontextprotocol/related-task": {"taskId": task_id}}
+        send({"jsonrpc": "2.0", "id": question_id, "method": method, "params": dict(params, _meta=meta)})
+        entry[0].wait(30)
+        return entry[1] or {"error": {"message": "no answer in 30 s"}}
+
     def progress(token, value, total=None, message=None):
         if token is not None:
             params = {"progressToken": token, "progress": value, "total": total, "message": message}
@@ -346,6 +356,15 @@ def serve_core_tasks() -> None:  # pragma: no cover (a child process)
             update(task_id, "failed", error={"code": -32603, "message": "backend down"})
         elif name == "maybe":
             update(task_id, "completed", text("task maybe"))
+        elif name == "asks":  # spec 2025-11-25 tasks "Input Required Status"; a refused question: an isError result
+            update(task_id, "input_required")
+            reply = ask(task_id, "elicitation/create", {"message": "Your name?", "requestedSchema": {
+                "type": "object", "properties": {"name": {"type": "string"}}}})
+            if "error" in reply:
+                update(task_id, "failed", dict(text(f"elicitation failed: {reply['error'].get('message')}"),
+                                               isError=True))
+            else:
+                update(task_id, "completed", text(f"user said {reply['result']['content']['name']}"))
         # "stalls" works until it is cancelled
 
     def call_tool(request_id, params):
@@ -390,6 +409,10 @@ def serve_core_tasks() -> None:  # pragma: no cover (a child process)
             return
         message = json.loads(line)
         method, request_id, params = message.get("method"), message.get("id"), message.get("params") or {}
+        if method is None and request_id in questions:  # the answer to a question of ours
+            questions[request_id][1] = message
+            questions[request_id][0].set()
+            continue
         if method is None or request_id is None:
             continue  # notifications (initialized, cancelled) and answers: nothing to do
         task_id = params.get("taskId")

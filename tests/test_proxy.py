@@ -1280,12 +1280,10 @@ def test_the_official_client_reaches_every_feature_of_three_servers_through_the_
     assert seen["completion_template"] == ["apple", "apricot"]
 
 
-@pytest.mark.parametrize("era", ["2025-11-25", "auto"])
-def test_a_tool_server_everything_runs_only_as_a_task_is_a_plain_call_through_the_proxy(everything, era):  # noqa: F811
+def test_a_tool_server_everything_runs_only_as_a_task_is_a_plain_call_through_the_proxy(everything):  # noqa: F811
     # simulate-research-query has taskSupport "required" (spec 2025-11-25 tasks): the proxy calls
     # it as a task and follows it; the caller gets the result, the task's status messages as
-    # progress, and the task's question. (A 2026-07-28 caller is asked first: the proxy stops
-    # the task, answers input_required, and runs the tool again with the answer.)
+    # progress, and the task's question.
     asked, progress, wire = [], [], Wire()
 
     def clarify(params):
@@ -1294,19 +1292,46 @@ def test_a_tool_server_everything_runs_only_as_a_task_is_a_plain_call_through_th
 
     proxy = ProxyServer("gateway")
     proxy.mount("every", everything, on_stderr=lambda line: None, middleware=[wire])
-    with proxy, minimcp.connect("memory", server=proxy, protocol=era, elicitation_handler=clarify) as client:
-        assert "execution" not in next(tool.raw for tool in client.list_tools()
-                                       if tool.name == "every__simulate-research-query")
+    with proxy, minimcp.connect("memory", server=proxy, protocol="2025-11-25",
+                                elicitation_handler=clarify) as client:
         result = client.call_tool("every__simulate-research-query", {"topic": "python", "ambiguous": True},
                                   on_progress=lambda *report: progress.append(report))
         assert not result.is_error and "# Research Report: python (snake)" in result.text
         assert len(asked) == 1 and "interpretations" in json.dumps(asked[0])
         assert progress and progress[0][2] == "Gathering sources..."
         assert wire.calls()[0]["task"] == {}  # asked upstream as a task
-        if era == "2025-11-25":  # the caller gives up: the task is cancelled upstream
-            with pytest.raises(minimcp.Timeout):
-                client.call_tool("every__simulate-research-query", {"topic": "slow"}, timeout=1.0)
-            wait_for(lambda: "tasks/cancel" in wire.methods(), 20)
+
+
+CORE_TASKS = [PY, os.path.join(ROOT, "tests", "test_client_tasks.py"), "core"]  # a scripted 2025-11-25 server
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_tool_its_upstream_runs_only_as_a_task_is_a_plain_call_and_a_cancel_cancels_the_task(era):
+    # A 2026-07-28 caller is asked first: the proxy stops the task (whose tool makes the refused
+    # question an isError result, which must not reach the caller), answers input_required, and
+    # runs the tool again with the answer.
+    asked, wire = [], Wire()
+
+    def name(params):
+        asked.append(params)
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    proxy = ProxyServer("gateway")
+    proxy.mount("core", CORE_TASKS, middleware=[wire])
+    with proxy, minimcp.connect("memory", server=proxy, protocol=era, elicitation_handler=name) as client:
+        listed = {tool.name: tool.raw for tool in client.list_tools()}
+        assert "execution" not in listed["core__asks"]  # the proxy lists no tool as a task
+        assert client.call_tool("core__steps").text == "three steps"
+        result = client.call_tool("core__asks")
+        assert (result.is_error, result.text, len(asked)) == (False, "user said Ada", 1)
+        assert all(call["task"] == {} for call in wire.calls())  # each asked upstream as a task
+        methods = wire.methods()  # the proxy's own list says which need one: no tools/list but a new connection's
+        assert methods.count("tools/list") == methods.count("initialize")
+        with pytest.raises(minimcp.Timeout):  # the caller gives up: the task is cancelled upstream
+            client.call_tool("core__stalls", timeout=0.5)
+        wait_for(lambda: "tasks/cancel" in wire.methods(), 20)
+        assert client.call_tool("core__fails").text == "it broke"  # (an isError result of the task's own)
+        assert client.call_tool("core__steps").text == "three steps"
 
 
 def test_the_inspector_cli_drives_the_proxy(gateway, inspector):

@@ -439,7 +439,8 @@ Send = Callable[..., Any]
 
 def call_tool(client: Client, params: Dict[str, Any], timeout: Optional[float],
               on_progress: Optional[ProgressCallback], max_timeout: Optional[float],
-              send: Optional[Send] = None, on_task: Optional[Callable[[TaskHandle], None]] = None) -> ToolResult:
+              send: Optional[Send] = None, on_task: Optional[Callable[[TaskHandle], None]] = None,
+              requires_task: Optional[bool] = None) -> ToolResult:
     """What :meth:`Client.call_tool` does on a server that runs tasks: the call, asking for a task
     when the tool requires one, and any task it becomes followed to its end, all in ``timeout``.
 
@@ -447,6 +448,8 @@ def call_tool(client: Client, params: Dict[str, Any], timeout: Optional[float],
         send: ``send(method, params, timeout=, on_progress=, max_timeout=)`` sends the
             ``tools/call`` (default: the client's own way).
         on_task: told the task, once the server answered with one (to cancel it from elsewhere).
+        requires_task: whether the tool requires a task, when the caller knows (default: looked
+            up in the server's tool list, fetched if need be).
 
     Raises:
         Timeout: no result in time: the task, if there was one, was cancelled (``tasks/cancel``).
@@ -457,7 +460,7 @@ def call_tool(client: Client, params: Dict[str, Any], timeout: Optional[float],
     """
     send = send if send is not None else client._call
     started, limit = time.monotonic(), client.session.timeout if timeout is None else timeout
-    asked = required(client, params.get("name"), timeout)
+    asked = required(client, params.get("name"), timeout) if requires_task is None else requires_task
     watch = Watch(limit, max_timeout, on_progress, started) if asked else None
     if watch is not None:  # spec 2025-11-25 tasks "Creating Tasks": params.task (the server picks the ttl)
         params = dict(params, task={})

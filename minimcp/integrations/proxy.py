@@ -257,6 +257,9 @@ class ProxiedTool(ServerTool):
         # The upstream's definition as it is (fields minimcp does not know yet included), less
         # the task support: the proxy forwards a call, not a task.
         self.definition: Dict[str, Any] = {key: value for key, value in raw.items() if key != "execution"}
+        execution = raw.get("execution")
+        #: The upstream runs it only as a task (spec 2025-11-25 tools "taskSupport": "required").
+        self.requires_task: bool = isinstance(execution, dict) and execution.get("taskSupport") == "required"
         self.definition["name"] = name
         if "_meta" in raw:  # (an MCP App's view: its URI as the proxy lists it)
             self.definition["_meta"] = mount.proxied_meta(raw["_meta"])
@@ -998,10 +1001,12 @@ class Mount:
             if found is None:
                 raise RPCError(INVALID_PARAMS, f"Unknown tool: {tool.name!r} (the upstream server "
                                                f"{self.label!r} has no such tool)")
+            tool = found
             upstream = found.upstream
         assert upstream is not None
         try:
-            result = self.forward("tools/call", {"name": upstream, "arguments": arguments}, ctx)
+            result = self.forward("tools/call", {"name": upstream, "arguments": arguments}, ctx,
+                                  as_task=tool.requires_task)
         except RPCError as exc:
             raise RPCError(exc.code, _as_called(exc.message, upstream, tool.name), exc.data) from None
         content = result.get("content")
@@ -1012,8 +1017,9 @@ class Mount:
             return result_for_version(result, version)
         return result
 
-    def forward(self, method: str, params: Dict[str, Any], ctx: Any) -> Dict[str, Any]:
-        """Send ``method`` upstream for the caller's request ``ctx``, and return the result.
+    def forward(self, method: str, params: Dict[str, Any], ctx: Any, as_task: bool = False) -> Dict[str, Any]:
+        """Send ``method`` upstream for the caller's request ``ctx``, and return the result
+        (``as_task``: a ``tools/call`` the upstream runs only as a task, followed to its end).
 
         Raises:
             Unavailable: the server is down or its connection ended.
@@ -1029,6 +1035,8 @@ class Mount:
             self._tell_roots(relay)
             if link.stateless:
                 result = self._rounds(relay, method, params)
+            elif as_task:
+                result = self._task_call(relay, params)
             else:
                 result = self._request(relay, method, params)
         except ConnectionClosed as exc:
@@ -1110,8 +1118,6 @@ class Mount:
         if relay.cancelled or relay.ctx.is_cancelled:  # (between two rounds, say: nothing more is sent)
             relay.answered = True
             raise _Cancelled("the proxy's caller cancelled its request")
-        if method == "tools/call" and client.server_capabilities.get("tasks") is not None:
-            return self._task_call(relay, client, params)
         try:
             # Progress restarts the clock (up to max_call_timeout), so a long tool that reports is not cut.
             result = client.session.request(method, params, timeout=self.proxy.call_timeout,
@@ -1123,31 +1129,43 @@ class Mount:
         relay.answered = True
         return result
 
-    def _task_call(self, relay: _Relay, client: Client, params: Dict[str, Any]) -> Any:
-        """``tools/call`` to a 2025-11-25 upstream that runs tools as tasks: as the client's own
-        ``call_tool()`` does it, so a tool that requires a task is called as one and followed to its
-        end (its progress and its questions reach the caller as a plain call's do; the caller's
-        cancel cancels the task). The caller gets the plain result it asked for: the proxy lists
-        no tool as a task (spec 2025-11-25 basic/utilities/tasks)."""
+    def _task_call(self, relay: _Relay, params: Dict[str, Any]) -> Any:
+        """``tools/call`` of a tool a 2025-11-25 upstream runs only as a task: called as one and
+        followed to its end, as the client's own ``call_tool()`` does (its progress and its
+        questions reach the caller as a plain call's do; the caller's cancel cancels the task).
+        The caller gets the plain result it asked for: the proxy lists no tool as a task."""
+        client = relay.link.client
+        if client is None:
+            raise ConnectionClosed("the connection was closed")
+        relay.request_id = client.session.new_request_id()
+        relay.answered = False
+        if relay.cancelled or relay.ctx.is_cancelled:
+            relay.answered = True
+            raise _Cancelled("the proxy's caller cancelled its request")
+
         def send(method: str, sent: Dict[str, Any], timeout: Optional[float] = None,
                  on_progress: Any = None, max_timeout: Optional[float] = None) -> Any:
             return client.session.request(method, sent, timeout=timeout, on_progress=on_progress,
                                           max_timeout=max_timeout, request_id=relay.request_id)
 
+        failure: Optional[MCPError] = None
         try:
             outcome = tasks.call_tool(client, params, self.proxy.call_timeout, self._progress(relay.ctx),
-                                      self.proxy.max_call_timeout, send=send, on_task=relay.following)
+                                      self.proxy.max_call_timeout, send=send, on_task=relay.following,
+                                      requires_task=True)
         except (TaskCancelled, RPCError) as exc:
-            if relay.wanted is not None or relay.cancelled or relay.ctx.is_cancelled:
-                # The proxy stopped it (to ask a 2026-07-28 caller first, or for the caller's cancel):
-                # what the task came to is no answer; forward() says what happened instead.
-                raise ConnectionClosed("the upstream task was stopped by the proxy") from None
-            relay.answered = True
-            if isinstance(exc, TaskCancelled):
-                raise RPCError(INTERNAL_ERROR, f"the upstream server {self.label!r} cancelled the task running "
-                                               f"the tool") from None
-            raise
+            failure = exc
+        if relay.wanted is not None or relay.cancelled or relay.ctx.is_cancelled:
+            # The proxy stopped it (to ask a 2026-07-28 caller first, or for the caller's cancel):
+            # whatever the task came to is no answer (the upstream may have made the refused
+            # question an error result); forward() says what happened instead.
+            raise ConnectionClosed("the upstream task was stopped by the proxy")
         relay.answered = True
+        if isinstance(failure, TaskCancelled):
+            raise RPCError(INTERNAL_ERROR, f"the upstream server {self.label!r} cancelled the task running "
+                                           f"the tool") from None
+        if failure is not None:
+            raise failure
         return outcome.raw
 
     def _rounds(self, relay: _Relay, method: str, params: Dict[str, Any]) -> Any:
