@@ -396,6 +396,10 @@ def test_a_dict_keyed_by_dates_uuids_or_enums_goes_out_keyed_by_their_text(clien
                                                                    "red": 1, "4": True}}
     with pytest.raises(TypeError, match="a dict key of type tuple has no JSON text"):
         jsonrpc.encode({"x": {(1, 2): 3}})
+    circular = {WHEN.date(): 1}
+    circular["self"] = circular
+    with pytest.raises(ValueError, match="circular"):
+        jsonrpc.encode({"x": circular})
     result = client.call_tool("per_day", {"counts": {WHEN.date(): 3}})  # the server reads the date keys back
     assert not result.is_error, result.text
     assert result.structured == {"result": ["date 2024-05-01: 3"]}

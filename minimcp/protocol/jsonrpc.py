@@ -396,7 +396,10 @@ def encode(message: Union[Message, List[Message], Dict[str, Any]]) -> bytes:
     except TypeError as exc:  # json calls default= for values only: a dict keyed by dates, UUIDs, Enums ...
         if not str(exc).startswith("keys must be"):
             raise
-        obj = jsonable(obj)  # (keyed by their JSON text, as a server's result is; a tuple key still fails)
+        try:
+            obj = jsonable(obj)  # (keyed by their JSON text, as a server's result is; a tuple key still fails)
+        except RecursionError:
+            raise ValueError("the message is circular, or nested deeper than the recursion limit") from None
         text = _encoder.encode(obj) if _c_encode is None else "".join(_c_encode(obj, 0))
     # U+2028/U+2029/U+0085 are line breaks to str.splitlines(); inside JSON
     # they can only be in strings, where the \u escape means the same.
