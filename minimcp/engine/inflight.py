@@ -319,6 +319,27 @@ class Pause:
         self.every: bool = every
 
 
+class PausedClocks:
+    """``with session.timeout_paused(...)``: the clocks of the requests named (none: of every
+    request) stop on entering the block and go on when it ends (:meth:`Outgoing.pause`). A
+    plain class: the engine imports no ``contextlib`` for it."""
+
+    __slots__ = ("_outgoing", "_request_ids", "_pause")
+
+    def __init__(self, outgoing: Outgoing, request_ids: Tuple[Any, ...]) -> None:
+        self._outgoing = outgoing
+        self._request_ids = request_ids
+        self._pause: Optional[Pause] = None
+
+    def __enter__(self) -> None:
+        self._pause = self._outgoing.pause(self._request_ids)
+
+    def __exit__(self, *exc_info: Any) -> None:
+        pause, self._pause = self._pause, None
+        if pause is not None:
+            self._outgoing.resume(pause)
+
+
 class _Pending:
     """One outgoing request waiting for its answer: its result or error, once.
 

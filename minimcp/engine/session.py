@@ -17,7 +17,6 @@ request fails at once with ConnectionClosed), are drawn in ARCHITECTURE.md.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 
@@ -25,7 +24,17 @@ from ..errors import CapabilityError, ConnectionClosed, RPCError, Timeout
 from ..logs import get_logger, reference
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, Malformed, Notification, Request, Response
-from .inflight import HELD_OPEN, Batch, Incoming, NoAnswer, Outgoing, RequestContext, _Pending, with_progress_token
+from .inflight import (
+    HELD_OPEN,
+    Batch,
+    Incoming,
+    NoAnswer,
+    Outgoing,
+    PausedClocks,
+    RequestContext,
+    _Pending,
+    with_progress_token,
+)
 from .reading import Exchanges, Readers, ReaderThread, SharedReading
 from .threads import Dispatcher, WorkerPool
 from .transport import Failed
@@ -33,7 +42,7 @@ from .transport import Failed
 TYPE_CHECKING = False  # typing.TYPE_CHECKING's value, without importing typing (type checkers read it as theirs)
 if TYPE_CHECKING:
     from logging import Logger
-    from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Tuple, Type
+    from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Tuple, Type
 
     from .inflight import ProgressCallback
     from .middleware import Middleware, OutgoingRequest
@@ -632,8 +641,7 @@ class Session:
         """An id for a request to send later with ``request(..., request_id=...)``."""
         return self._outgoing.new_id()
 
-    @contextlib.contextmanager
-    def timeout_paused(self, *request_ids: int) -> Iterator[None]:
+    def timeout_paused(self, *request_ids: int) -> PausedClocks:
         """Stop the timeout clocks of requests other threads sent while this block runs (none
         named: of every request waiting now, and of those sent until the block ends); when it
         ends, each goes on from where it stopped. A request's ``max_timeout``, when given,
@@ -644,11 +652,7 @@ class Session:
         timeout bounds the peer, not us). A proxy pauses what it forwarded while its own
         caller answers the upstream server's question. Unknown or answered ids are ignored.
         """
-        pause = self._outgoing.pause(request_ids)
-        try:
-            yield
-        finally:
-            self._outgoing.resume(pause)
+        return PausedClocks(self._outgoing, request_ids)
 
     def cancel(self, request_id: int, reason: str = "cancelled") -> None:
         """Stop waiting for a request another thread sent: it fails with ``ConnectionClosed``
