@@ -235,6 +235,31 @@ def test_a_pause_of_every_request_covers_those_sent_during_it_and_max_timeout_bo
     gate.set()
 
 
+def test_a_pause_after_progress_stops_the_progress_clock_too_and_a_pause_is_entered_once(pair):
+    a, b = pair
+    person = threading.Event()  # set at the end: till then, waiting on it is a person
+
+    def question(params, ctx):
+        with a.timeout_paused():
+            person.wait(0.8)  # longer than the timeout
+        return {"name": "Ada"}
+
+    def job(params, ctx):
+        for step in range(4):  # progress keeps the call alive past its timeout ...
+            ctx.report_progress(step + 1, 4)
+            ctx.cancelled.wait(0.2)
+        return {"got": b.request("question", timeout=10)}  # ... then the person's pause stops that clock
+
+    a.handlers["question"] = question
+    b.handlers["job"] = job
+    assert a.request("job", timeout=0.5, max_timeout=10, on_progress=lambda *report: None) == {"got": {"name": "Ada"}}
+    person.set()
+    paused = a.timeout_paused()
+    with paused:
+        with pytest.raises(RuntimeError, match="running already"):
+            paused.__enter__()
+
+
 def test_report_progress_without_a_token_sends_nothing(pair):
     a, b = pair
     b.handlers["quiet"] = lambda params, ctx: (ctx.report_progress(1, 2), {"token": ctx.progress_token})[1]

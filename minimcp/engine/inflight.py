@@ -286,21 +286,31 @@ class NoAnswer(Exception):
     """:meth:`_Pending.wait` ran out of time (the caller gives up on the request)."""
 
 
+#: Seconds between two looks at a paused request's clock (its waiter is not woken when the pause ends).
+PAUSE_LOOK = 0.25
+
+
 class _PauseClock:
     """The pauses of one request's clock: how many are on now, since when, and how long the
     ended ones lasted in all (changed under :class:`Outgoing`'s lock only)."""
 
-    __slots__ = ("count", "since", "total")
+    __slots__ = ("count", "since", "total", "at_progress")
 
     def __init__(self) -> None:
-        self.count = 0
-        self.since = 0.0
-        self.total = 0.0
+        self.count: int = 0
+        self.since: float = 0.0
+        self.total: float = 0.0
+        #: ``total`` when the last progress report came (a pause then on counted up to it): the
+        #: progress clock stops only for the pauses after it.
+        self.at_progress: float = 0.0
 
     def start(self, now: float) -> None:
         if not self.count:
             self.since = now
         self.count += 1
+
+    def progressed(self, now: float) -> None:
+        self.at_progress = self.total + (now - self.since if self.count else 0.0)
 
     def stop(self, now: float) -> None:
         if self.count == 1:
@@ -332,6 +342,8 @@ class PausedClocks:
         self._pause: Optional[Pause] = None
 
     def __enter__(self) -> None:
+        if self._pause is not None:  # (entered twice, the first pause would never end)
+            raise RuntimeError("this timeout_paused() block is running already: make another")
         self._pause = self._outgoing.pause(self._request_ids)
 
     def __exit__(self, *exc_info: Any) -> None:
@@ -410,12 +422,16 @@ class _Pending:
             while not done.acquire(True, max(0.0, deadline - time.monotonic())):
                 now, pause = time.monotonic(), self.pause
                 if pause is not None and pause.count and (limit is None or now < limit):
-                    deadline = now + timeout if limit is None else min(now + timeout, limit)  # (look again then)
+                    # (look again soon: a pause that ends leaves its clock little time, maybe)
+                    deadline = now + min(timeout, PAUSE_LOOK)
+                    if limit is not None:
+                        deadline = min(deadline, limit)
                     continue
                 extended = started + timeout + (0.0 if pause is None else pause.total)
                 if limit is not None:
                     if self.last_progress is not None:
-                        extended = max(extended, self.last_progress + timeout)
+                        after = 0.0 if pause is None else pause.total - pause.at_progress
+                        extended = max(extended, self.last_progress + timeout + after)
                     extended = min(extended, limit)
                 if extended <= now:
                     raise NoAnswer()
@@ -511,6 +527,14 @@ class Outgoing:
                 clock = record.pause
                 if clock is not None:
                     clock.stop(now)
+
+    def progressed(self, pending: _Pending) -> None:
+        """A progress report for a request: its progress clock restarts now (see :meth:`_Pending.wait`)."""
+        now = time.monotonic()
+        pending.last_progress = now
+        if pending.pause is not None:
+            with self._lock:
+                pending.pause.progressed(now)
 
     def still_waiting(self, requests: List[Tuple[Any, _Pending]]) -> List[Tuple[Any, _Pending]]:
         """Those of ``(request_id, record)`` that still wait for their answer."""

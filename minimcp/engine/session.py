@@ -519,7 +519,7 @@ class Session:
         pending = self._outgoing.get(params.get("progressToken"))
         if pending is None:
             return
-        pending.last_progress = time.monotonic()  # resets the caller's timeout if it allows
+        self._outgoing.progressed(pending)  # resets the caller's timeout if it allows
         if pending.on_progress is not None:
             self._dispatcher.dispatch(pending.on_progress, params.get("progress"), params.get("total"),
                                       params.get("message"))
