@@ -496,6 +496,8 @@ class _Relay:
         """Ask the caller: at once in the handshake era; in 2026-07-28 from the answers it brought,
         else by stopping the upstream call so that the proxy answers ``input_required``."""
         ctx = self.ctx
+        if self.cancelled or ctx.is_cancelled:  # (the caller left: nobody to ask, and no clock to pause)
+            raise RPCError(INTERNAL_ERROR, f"{method}: the proxy's caller cancelled the request this belongs to")
         if ctx.meta is None:
             return self.ask_now(method, params)
         missing = _missing(method, params, ctx.client_capabilities)
@@ -1152,7 +1154,7 @@ class Mount:
         try:
             outcome = tasks.call_tool(client, params, self.proxy.call_timeout, self._progress(relay.ctx),
                                       self.proxy.max_call_timeout, send=send, on_task=relay.following,
-                                      requires_task=True)
+                                      requires_task=tasks.runs_tools_as_tasks(client))  # (spec: else no task)
         except (TaskCancelled, RPCError) as exc:
             failure = exc
         if relay.wanted is not None or relay.cancelled or relay.ctx.is_cancelled:
