@@ -950,9 +950,7 @@ class Mount:
             if client.stateless.active:
                 listed = client.stateless.mirror_headers(listed)
             raws = [tool.raw for tool in listed if isinstance(tool.raw.get("name"), str)]
-            names = qualified_names([(self.prefix, raw["name"]) for raw in raws]) if self.prefix else \
-                [raw["name"] for raw in raws]
-            tools = {name: ProxiedTool(self, name, raw["name"], raw) for name, raw in zip(names, raws)
+            tools = {name: ProxiedTool(self, name, raw["name"], raw) for name, raw in zip(self._names(raws), raws)
                      if self._keeps(raw, "tool", name, None)}
             if _definitions(tools) != _definitions(self.tools):
                 changed.append("tools")
@@ -963,9 +961,7 @@ class Mount:
         if "prompts" in kinds and "prompts" in caps:
             raws = [prompt.raw for prompt in self._fetch(client.iter_prompts(timeout=timeout), "prompts")
                     if isinstance(prompt.raw.get("name"), str)]
-            names = qualified_names([(self.prefix, raw["name"]) for raw in raws]) if self.prefix else \
-                [raw["name"] for raw in raws]
-            prompts = {name: ProxiedPrompt(self, name, raw["name"], raw) for name, raw in zip(names, raws)
+            prompts = {name: ProxiedPrompt(self, name, raw["name"], raw) for name, raw in zip(self._names(raws), raws)
                        if self._keeps(raw, "prompt", name, None)}
             if _definitions(prompts) != _definitions(self.prompts):
                 changed.append("prompts")
@@ -982,6 +978,13 @@ class Mount:
                 changed.append("resources")
             self.resources, self.templates = kept, kept_templates
         return changed
+
+    def _names(self, raws: List[Dict[str, Any]]) -> List[str]:
+        """The names the proxy lists these upstream tools or prompts by: ``prefix__name`` (as
+        ToolHub makes them), or their own without a prefix."""
+        if not self.prefix:
+            return [raw["name"] for raw in raws]
+        return qualified_names([(self.prefix, raw["name"]) for raw in raws])
 
     def tool_named(self, name: str) -> Optional[ProxiedTool]:
         """The tool the proxy lists as ``name``; a placeholder for a name under the prefix of a
